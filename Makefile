@@ -1,0 +1,49 @@
+# Two commands on a fresh machine:
+#   make run    create .venv, install, migrate, serve the example agents on http://127.0.0.1:8000/
+#   make test   install the test tools too, and run the whole suite against Postgres and Redis
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+# The suite runs against real servers; override these to point elsewhere.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/agent_platform
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+
+.PHONY: run test check lint typecheck migrations-check clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.run-installed: requirements.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.run-installed
+
+run: $(VENV)/.run-installed
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py agent serve --host $(HOST) --port $(PORT)
+
+test: $(VENV)/.dev-installed
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret \
+		$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(VENV)/.dev-installed
+	$(VENV)/bin/mypy .
+
+migrations-check: $(VENV)/.dev-installed
+	$(PY) manage.py makemigrations --check --dry-run
+
+check: lint typecheck migrations-check
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

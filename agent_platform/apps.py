@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class AgentPlatformConfig(AppConfig):
+    """Tenancy and auth: tenants, principals and API tokens."""
+
+    name = "agent_platform"
+    verbose_name = "Tenants and access"
+
+    def ready(self) -> None:
+        from agent_platform import signals  # noqa: F401  (connects post_migrate)

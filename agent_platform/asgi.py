@@ -1,0 +1,24 @@
+"""ASGI entry point: HTTP through Django, WebSockets through Channels' router."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
+
+# Django must be set up before anything imports models.
+django_asgi_app = get_asgi_application()
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from sessions_app.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        # Origin checked against ALLOWED_HOSTS: a page on another site cannot
+        # open a socket with the visitor's cookies (cross-site WebSocket hijacking).
+        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+    }
+)

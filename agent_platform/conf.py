@@ -1,0 +1,40 @@
+"""The platform's own settings, one namespace behind one accessor.
+
+``settings.PLATFORM`` is a dict (like DRF's ``REST_FRAMEWORK``); code reads it
+through ``platform_settings.NAME``, which supplies defaults and refuses unknown
+keys. Values are looked up on every access, so ``override_settings`` works.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+DEFAULTS: dict[str, Any] = {
+    "DEV": False,
+    "AGENTS_DIR": Path("examples"),
+    "DEFAULT_MODEL": "test",
+    "EMBEDDED_WORKER": True,
+    "EMBEDDED_WORKER_THREADS": 4,
+    "OPENAI_API_KEY": "",
+    "OPENAI_BASE_URL": "",
+    "ANTHROPIC_API_KEY": "",
+    "LOG_LINES_KEPT": 10_000,
+}
+
+
+class PlatformSettings:
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"unknown platform setting {name!r}")
+        configured: dict[str, Any] = getattr(settings, "PLATFORM", {})
+        unknown = configured.keys() - DEFAULTS.keys()
+        if unknown:
+            raise ImproperlyConfigured(f"Unknown keys in settings.PLATFORM: {sorted(unknown)!r}")
+        return configured.get(name, DEFAULTS[name])
+
+
+platform_settings = PlatformSettings()

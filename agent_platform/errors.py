@@ -1,0 +1,114 @@
+"""One error envelope for every API route: ``{"error": code, "message": text}``.
+
+DRF exceptions, oversized bodies and an unreachable database all become JSON with
+the right status; nothing returns an HTML page or a traceback to an API caller.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+logger = logging.getLogger(__name__)
+
+
+class ApiError(exceptions.APIException):
+    """An API error with its own code, e.g. ``ApiError(409, "session_busy", "...")``."""
+
+    def __init__(self, status_code: int, code: str, message: str) -> None:
+        super().__init__(detail=message, code=code)
+        self.status_code = status_code
+        self.code = code
+
+
+def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"error": code, "message": message, **extra}
+
+
+def _validation_message(detail: Any, path: str = "") -> list[str]:
+    """Flatten DRF's nested validation detail into ``field: problem`` lines."""
+    if isinstance(detail, dict):
+        lines: list[str] = []
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else ""
+            lines += _validation_message(value, f"{path}.{name}".strip(".") if name else path)
+        return lines
+    if isinstance(detail, list):
+        return [line for item in detail for line in _validation_message(item, path)]
+    return [f"{path}: {detail}" if path else str(detail)]
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's ``EXCEPTION_HANDLER``: every failure as the platform's envelope."""
+    if isinstance(exc, RequestDataTooBig):
+        return Response(error_body("body_too_large", "The request body is too large."), status=413)
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        logger.warning("database unavailable: %s", exc)
+        return Response(
+            error_body("unavailable", "The database is unavailable; try again shortly."),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "5"},
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response
+    if isinstance(exc, exceptions.ValidationError):
+        lines = _validation_message(exc.detail)
+        response.data = error_body("invalid", "; ".join(lines) or "Invalid request.", details=exc.detail)
+    else:
+        code = getattr(exc, "code", None) or exc.get_codes()
+        code = code if isinstance(code, str) else exc.default_code
+        response.data = error_body(code, str(exc.detail))
+    return response
+
+
+def _is_api_path(path: str) -> bool:
+    return path.startswith("/api/") or "/v1/" in path
+
+
+def json_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler404``: JSON for API paths, Django's page elsewhere."""
+    if _is_api_path(request.path):
+        return JsonResponse(error_body("not_found", "No such route."), status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception or Http404())
+
+
+def json_server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: never a traceback; 503 when the cause is the database."""
+    if _is_api_path(request.path):
+        return JsonResponse(error_body("server_error", "Internal error; it has been logged."), status=500)
+    from django.views.defaults import server_error
+
+    return server_error(request)
+
+
+class DatabaseOutageMiddleware:
+    """Turn a lost database connection into 503 JSON on every route, DRF or not."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response: HttpResponse = self.get_response(request)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        logger.warning("database unavailable on %s: %s", request.path, exception)
+        response = JsonResponse(error_body("unavailable", "The database is unavailable; try again shortly."), status=503)
+        response["Retry-After"] = "5"
+        return response

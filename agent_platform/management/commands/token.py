@@ -1,0 +1,62 @@
+"""``python manage.py token create TENANT PRINCIPAL`` prints a new API token once."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from agent_platform.models import ApiToken, Principal, Tenant
+
+
+class Command(BaseCommand):
+    help = "Manage API tokens. `create` prints the new token alone on the last line; only its hash is kept."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        create = actions.add_parser("create", help="Issue a token for PRINCIPAL of TENANT (made if needed).")
+        create.add_argument("tenant")
+        create.add_argument("principal")
+        create.add_argument("--name", default="", help="What the token is for.")
+        listing = actions.add_parser("list", help="List a tenant's tokens (prefixes only).")
+        listing.add_argument("tenant")
+        revoke = actions.add_parser("revoke", help="Revoke the token with this prefix.")
+        revoke.add_argument("prefix")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        action = options["action"]
+        if action == "create":
+            self.create(options["tenant"], options["principal"], options["name"])
+        elif action == "list":
+            tokens = ApiToken.objects.filter(principal__tenant__slug=options["tenant"]).select_related("principal")
+            for token in tokens:
+                state = "revoked" if token.is_revoked else "active"
+                self.stdout.write(f"{token.prefix}\t{token.principal.name}\t{state}\t{token.name}")
+        else:
+            updated = ApiToken.objects.active().filter(prefix=options["prefix"])
+            if not updated.exists():
+                raise CommandError(f"No active token with prefix {options['prefix']!r}.")
+            for token in updated:
+                token.revoke()
+            self.stdout.write(f"Revoked {options['prefix']}.")
+
+    @transaction.atomic
+    def create(self, tenant_slug: str, principal_name: str, name: str) -> None:
+        tenant = Tenant.objects.filter(slug=tenant_slug).first()
+        if tenant is None:
+            raise CommandError(f"No tenant {tenant_slug!r}; create it with `tenant create {tenant_slug}`.")
+        principal = Principal.objects.filter(tenant=tenant, name=principal_name).first()
+        if principal is None:
+            principal = Principal(tenant=tenant, name=principal_name)
+            try:
+                principal.full_clean()
+            except ValidationError as error:
+                raise CommandError(f"principal: {' '.join(error.message_dict.get('name', [str(error)]))}")
+            principal.save()
+            self.stdout.write(f"Created principal {principal}.")
+        row, token = ApiToken.issue(principal, name)
+        self.stdout.write(f"Token {row.prefix}… for {principal}. It is shown only now; keep it somewhere safe:")
+        self.stdout.write(token)

@@ -1,0 +1,126 @@
+"""Tenancy and access: who may call the platform, and on whose behalf."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.utils import timezone
+
+TOKEN_PREFIX = "apt_"
+# How many characters of a token stay visible (and searchable) after creation.
+VISIBLE_PREFIX_LENGTH = len(TOKEN_PREFIX) + 8
+# last_used_at is refreshed at most this often, to keep writes off the hot path.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+slug_validator = RegexValidator(
+    r"^[a-z0-9][a-z0-9_-]*\Z",
+    "Use lowercase letters, digits, '-' and '_', starting with a letter or digit.",
+)
+
+
+class Tenant(models.Model):
+    """An organisation using the deployment. Tenants never see each other's data."""
+
+    slug = models.CharField(max_length=63, unique=True, validators=[slug_validator])
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Principal(models.Model):
+    """Someone or something acting inside a tenant: a person, a service, a bot.
+
+    A principal may be linked to a Django user so that staff can work in the
+    admin; API callers are principals through their tokens.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="principals")
+    name = models.CharField(max_length=150, validators=[slug_validator])
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="principal",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["tenant__slug", "name"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="principal_unique_name_per_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}/{self.name}"
+
+
+def hash_token(token: str) -> str:
+    """The stored form of an API token. Tokens carry 256 random bits, so a fast
+    hash is enough: there is nothing to brute-force."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
+    def active(self) -> ApiTokenQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiToken(models.Model):
+    """A bearer token naming a principal. Only the token's hash is stored."""
+
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100, blank=True, help_text="What the token is for.")
+    prefix = models.CharField(max_length=VISIBLE_PREFIX_LENGTH, db_index=True, editable=False)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.principal})"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    @classmethod
+    def issue(cls, principal: Principal, name: str = "") -> tuple[ApiToken, str]:
+        """Create a token for ``principal``; returns the row and the token itself,
+        which is never stored and cannot be shown again."""
+        row = cls(principal=principal, name=name)
+        token = row.assign_new_secret()
+        row.save()
+        return row, token
+
+    def assign_new_secret(self) -> str:
+        """Give this (unsaved) row a fresh secret; returns the token to hand out once."""
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        self.prefix = token[:VISIBLE_PREFIX_LENGTH]
+        self.token_hash = hash_token(token)
+        return token
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])
+
+    def touch(self) -> None:
+        """Record a use, at most once per ``LAST_USED_RESOLUTION``."""
+        now = timezone.now()
+        if self.last_used_at is None or now - self.last_used_at >= LAST_USED_RESOLUTION:
+            type(self).objects.filter(pk=self.pk).update(last_used_at=now)
+            self.last_used_at = now

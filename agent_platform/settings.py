@@ -1,0 +1,251 @@
+"""Django settings for Agent Platform.
+
+Every value comes from the environment (DESIGN.md §6a), read once here through
+the typed helpers of ``agent_platform.env``. With nothing set, the platform runs
+in its embedded form: SQLite under ``var/``, an in-memory Celery broker whose
+worker and beat run as threads of the serving process, and the in-memory
+channel layer. ``DATABASE_URL`` and ``REDIS_URL`` switch to the distributed
+form: Postgres, a Redis broker with separate ``celery worker`` / ``celery beat``
+processes, and the Redis channel layer.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from agent_platform.env import env_bool, env_int, env_list, env_str, redis_url_for_db
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("PLATFORM_VAR_DIR") or BASE_DIR / "var")
+
+DATABASE_URL = env_str("DATABASE_URL")
+REDIS_URL = env_str("REDIS_URL")
+EMBEDDED = not DATABASE_URL and not REDIS_URL
+
+DEBUG = env_bool("DEBUG", False)
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment; the embedded form makes one in ``var/``."""
+    key = env_str("SECRET_KEY")
+    if key:
+        return key
+    if not EMBEDDED:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DATABASE_URL or REDIS_URL is set.")
+    # A key generated on first start and kept beside the SQLite file: nothing
+    # secret lives in the repository, and sessions survive restarts.
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "django_celery_beat",
+    "agent_platform",
+    "agents",
+    "sessions_app",
+    "extensions_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "agent_platform.errors.DatabaseOutageMiddleware",
+]
+
+ROOT_URLCONF = "agent_platform.urls"
+WSGI_APPLICATION = "agent_platform.wsgi.application"
+ASGI_APPLICATION = "agent_platform.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------
+
+if DATABASE_URL:
+    _database = dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    if _database["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured(f"DATABASE_URL must be a postgres:// URL, not {_database['ENGINE']!r}.")
+    # A stuck writer must not wedge a session's row lock for long.
+    _database["OPTIONS"] = {
+        "options": "-c statement_timeout=30000 -c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000",
+    }
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    _database = {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": VAR_DIR / "db.sqlite3",
+        "OPTIONS": {
+            # WAL lets readers run beside the one writer; IMMEDIATE takes the
+            # write lock up front so two writers queue on the busy timeout
+            # instead of failing with "database is locked" mid-transaction.
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+    }
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Bodies are JSON and small; anything larger is refused with 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("PLATFORM_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+
+# --- Static files, i18n ------------------------------------------------------------
+
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing root
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Serve straight from the app and project folders too, so the embedded form
+# needs no collectstatic step.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Security ------------------------------------------------------------------------
+
+PLATFORM_DEV = env_bool("PLATFORM_DEV", EMBEDDED)
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+# Secure cookies need HTTPS; the embedded form is plain HTTP on loopback.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", not PLATFORM_DEV)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
+
+# --- The platform's own knobs (read through agent_platform.conf.platform_settings) ---
+
+PLATFORM = {
+    "DEV": PLATFORM_DEV,
+    "AGENTS_DIR": Path(env_str("AGENTS_DIR") or BASE_DIR / "examples"),
+    "DEFAULT_MODEL": env_str("AGENT_DEFAULT_MODEL", "test"),
+    "EMBEDDED_WORKER": not REDIS_URL,
+    "EMBEDDED_WORKER_THREADS": env_int("PLATFORM_EMBEDDED_WORKER_THREADS", 4, minimum=1),
+    "OPENAI_API_KEY": env_str("OPENAI_API_KEY"),
+    "OPENAI_BASE_URL": env_str("OPENAI_BASE_URL"),
+    "ANTHROPIC_API_KEY": env_str("ANTHROPIC_API_KEY"),
+    "LOG_LINES_KEPT": env_int("PLATFORM_LOG_LINES_KEPT", 10_000, minimum=100),
+}
+
+# --- Django REST framework, OpenAPI ------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["agent_platform.auth.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "agent_platform.errors.api_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Agent Platform API",
+    "DESCRIPTION": "Sessions, events and management routes of Agent Platform.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Celery (RELIABILITY.md §2) -------------------------------------------------------------
+
+TURN_TIME_LIMIT = env_int("PLATFORM_TURN_TIME_LIMIT", 900, minimum=5)
+CELERY_BROKER_URL = redis_url_for_db(REDIS_URL, 0) if REDIS_URL else "memory://localhost/"
+# Longer than the longest allowed turn, so Redis never hands a running turn's
+# message to a second worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("PLATFORM_VISIBILITY_TIMEOUT", 4 * TURN_TIME_LIMIT, minimum=10),
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
+CELERY_TASK_TIME_LIMIT = TURN_TIME_LIMIT
+CELERY_TASK_SOFT_TIME_LIMIT = max(TURN_TIME_LIMIT - 60, TURN_TIME_LIMIT * 9 // 10)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_WORKER_MAX_TASKS_PER_CHILD = 200
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = 500_000  # KiB
+CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = 30
+CELERY_WORKER_ENABLE_SOFT_SHUTDOWN_ON_IDLE = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE = {
+    "prune-log-lines": {
+        "task": "sessions_app.tasks.prune_log_lines",
+        "schedule": 600.0,
+        # A fire missed while beat was down is dropped, not run late.
+        "options": {"expires": 600},
+    },
+}
+
+# --- Channels ---------------------------------------------------------------------------------
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [redis_url_for_db(REDIS_URL, 1)]},
+        },
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Logging ------------------------------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}

@@ -1,0 +1,17 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from agent_platform import views
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("healthz", views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/", include("agent_platform.api.urls")),
+    # Everything else is an agent: /<slug>/v1/... (reserved segments never reach here).
+    path("<str:agent_slug>/v1/", include("agents.api.urls")),
+    path("<str:agent_slug>/v1/", include("sessions_app.api.urls")),
+]
+
+handler404 = "agent_platform.errors.json_not_found"
+handler500 = "agent_platform.errors.json_server_error"

@@ -1,0 +1,118 @@
+"""The session event log: the one way events are written.
+
+Indexes are allocated from ``Session.next_event_index`` in the same transaction
+as the insert. The ``UPDATE ... RETURNING`` takes the session row's lock, so
+concurrent appenders to one session queue behind each other, and a rolled-back
+append rolls its counter back too: indexes stay gapless and unique whatever runs
+concurrently. The ``(session, index)`` unique constraint is the backstop.
+
+After the transaction commits, a small "appended up to N" signal goes to the
+session's channel-layer group. It carries no event: stream readers always read
+the events themselves from the table, so a lost signal delays, never loses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import logging
+from functools import partial
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import connection, transaction
+from django.utils import timezone
+
+from sessions_app.events import EventType
+from sessions_app.models import Event, Session
+
+
+logger = logging.getLogger(__name__)
+
+
+def session_group(session_id: str) -> str:
+    """The channel-layer group that hears about a session's new events."""
+    return f"session.{session_id}"
+
+
+def _signal_appended(session_id: str, last_index: int) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(session_group(session_id), {"type": "event.appended", "index": last_index})
+    except Exception:  # noqa: BLE001  the events are committed; readers catch up on the next signal
+        logger.warning("could not signal new events of %s", session_id, exc_info=True)
+
+
+class UnknownSession(LookupError):
+    """Appending to a session that does not exist."""
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append; the log gives it its index and time."""
+
+    type: EventType
+    data: Mapping[str, Any] = field(default_factory=dict)
+    turn_id: str | None = None
+
+
+def _reserve_indexes(session_id: str, count: int) -> int:
+    """Advance the session's counter by ``count``; returns the first reserved index.
+
+    Raises:
+        UnknownSession: when no session has this id.
+    """
+    table = Session._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET next_event_index = next_event_index + %s WHERE id = %s RETURNING next_event_index",
+            [count, session_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise UnknownSession(session_id)
+    return int(row[0]) - count
+
+
+def append_events(session_id: str, events: Sequence[NewEvent]) -> list[Event]:
+    """Durably append ``events`` to the session's log, in order, with consecutive indexes.
+
+    Example::
+
+        [event] = append_events(session.id, [NewEvent(EventType.MESSAGE_RECEIVED, {"text": "hi"})])
+        event.index  # 0 for a new session
+
+    Raises:
+        UnknownSession: when no session has this id; nothing is written.
+        ValueError: for an event type outside the vocabulary.
+    """
+    if not events:
+        return []
+    for new in events:
+        EventType(new.type)  # ValueError on a name outside DESIGN.md §5
+    now = timezone.now()
+    with transaction.atomic():
+        first = _reserve_indexes(session_id, len(events))
+        rows = [
+            Event(session_id=session_id, index=first + offset, type=new.type, turn_id=new.turn_id, at=now, data=dict(new.data))
+            for offset, new in enumerate(events)
+        ]
+        Event.objects.bulk_create(rows)
+        transaction.on_commit(partial(_signal_appended, session_id, rows[-1].index))
+    return rows
+
+
+def append_event(session_id: str, type: EventType, data: Mapping[str, Any] | None = None, turn_id: str | None = None) -> Event:
+    """Append one event; see ``append_events``."""
+    [event] = append_events(session_id, [NewEvent(type, data or {}, turn_id)])
+    return event
+
+
+def read_events(session_id: str, start_index: int = 0, limit: int | None = None) -> list[Event]:
+    """The session's events from ``start_index`` on, in index order."""
+    query = Event.objects.filter(session_id=session_id, index__gte=start_index).order_by("index")
+    return list(query[:limit] if limit is not None else query)

@@ -1,0 +1,385 @@
+"""Durable state of conversations: sessions, their event log, turns and what
+turns produce or park (approvals, artifacts, reminders, stored data, eval runs).
+
+Postgres is the source of truth. The broker and the channel layer only carry
+triggers and "new event" signals; everything a reader needs is in these tables.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from agent_platform.ids import new_id
+from agent_platform.models import Principal, Tenant
+from agents.models import Agent
+
+
+class SessionMode(models.TextChoices):
+    CHAT = "chat", "Chat (waits for follow-ups)"
+    TASK = "task", "Task (ends after its turn)"
+
+
+class SessionPurpose(models.TextChoices):
+    LIVE = "live", "Live"
+    EVAL = "eval", "Eval"
+
+
+class SessionStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    WAITING = "waiting", "Waiting for input"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+
+
+class Session(models.Model):
+    """One conversation of a principal with an agent.
+
+    ``next_event_index`` is the event-log counter: appenders take their indexes
+    from it inside the insert transaction (``sessions_app.eventlog``).
+    """
+
+    id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "ses"), editable=False)
+    # Kept on the row (it is the principal's tenant) so that every tenant-scoped
+    # query and the admin filter on one indexed column.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="sessions")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="sessions")
+    principal = models.ForeignKey(Principal, on_delete=models.PROTECT, related_name="sessions")
+    channel = models.CharField(max_length=100, default="http")
+    mode = models.CharField(max_length=10, choices=SessionMode.choices, default=SessionMode.CHAT)
+    purpose = models.CharField(max_length=10, choices=SessionPurpose.choices, default=SessionPurpose.LIVE)
+    status = models.CharField(max_length=10, choices=SessionStatus.choices, default=SessionStatus.RUNNING)
+    title = models.CharField(max_length=200, blank=True)
+    continuation_key = models.CharField(
+        max_length=300, blank=True, help_text="The channel's key for this conversation, e.g. a Slack thread."
+    )
+    continuation_token = models.CharField(
+        max_length=80, unique=True, null=True, blank=True, help_text="Current HTTP continuation token."
+    )
+    dry_run = models.BooleanField(default=False)
+    next_event_index = models.PositiveIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["principal", "agent", "-created_at"], name="session_by_owner"),
+            models.Index(fields=["tenant", "-created_at"], name="session_by_tenant"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "channel", "continuation_key"],
+                condition=~Q(continuation_key=""),
+                name="session_unique_continuation_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.tenant_id is None:
+            self.tenant_id = self.principal.tenant_id
+        elif self.tenant_id != self.principal.tenant_id:
+            raise ValueError(f"session {self.id!r}: tenant differs from its principal's tenant")
+        super().save(*args, **kwargs)
+
+
+class Event(models.Model):
+    """One record of a session's log: ``{type, index, sessionId, turnId?, at, data}``.
+
+    Events are never changed once written; ``index`` runs 0, 1, 2, ... per session.
+    """
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events", db_index=False)
+    index = models.PositiveIntegerField()
+    type = models.CharField(max_length=64)
+    turn = models.ForeignKey("Turn", on_delete=models.CASCADE, null=True, blank=True, db_index=False)
+    at = models.DateTimeField(default=timezone.now)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["session", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "index"], name="event_unique_index_per_session"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.index} {self.type}"
+
+    def as_record(self) -> dict[str, Any]:
+        """The event as clients see it on the stream (DESIGN.md §5)."""
+        record: dict[str, Any] = {"type": self.type, "index": self.index, "sessionId": self.session_id}
+        if self.turn_id:
+            record["turnId"] = self.turn_id
+        record["at"] = self.at.isoformat().replace("+00:00", "Z")
+        record["data"] = self.data
+        return record
+
+
+class TurnStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    PARKED = "parked", "Waiting for approval"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+
+
+class Turn(models.Model):
+    """One model run over a session. A Celery task claims it by a conditional
+    update on ``status`` and ``lease_until``, so a duplicate delivery is a no-op."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "turn"), editable=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
+    message = models.TextField(blank=True, help_text="The user input this turn answers.")
+    status = models.CharField(max_length=10, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    usage = models.JSONField(default=dict, blank=True, help_text="Token counts by kind.")
+    cost = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD")
+    failure_message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["session", "status"], name="turn_by_session_status"),
+            models.Index(fields=["status", "lease_until"], name="turn_by_status_lease"),
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return int((self.ended_at - self.started_at).total_seconds() * 1000)
+
+
+class ApprovalStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    APPROVED = "approved", "Approved"
+    DENIED = "denied", "Denied"
+
+
+class Approval(models.Model):
+    """A tool call parked until a person decides. The decision is bound to the
+    exact arguments through ``args_sha256`` and taken once (conditional update)."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="approvals")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="approvals")
+    call_id = models.CharField(max_length=100, unique=True)
+    tool_name = models.CharField(max_length=200)
+    args = models.JSONField(default=dict, blank=True)
+    args_sha256 = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
+    reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(Principal, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    requested_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at"]
+        indexes = [models.Index(fields=["session", "status"], name="approval_by_session_status")]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} ({self.call_id})"
+
+
+class Artifact(models.Model):
+    """A file a turn tagged for people to keep (a report, a patch, an image)."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "art"), editable=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="artifacts")
+    turn = models.ForeignKey(Turn, on_delete=models.SET_NULL, null=True, blank=True, related_name="artifacts")
+    kind = models.CharField(max_length=100)
+    name = models.CharField(max_length=255)
+    content_type = models.CharField(max_length=200, default="application/octet-stream")
+    size = models.PositiveBigIntegerField(default=0)
+    content = models.BinaryField()
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Removed by the retention task after this.")
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["session", "-created_at"], name="artifact_by_session"),
+            models.Index(fields=["expires_at"], name="artifact_by_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.name}"
+
+
+class ABAssignment(models.Model):
+    """The arm of an A/B experiment a session was assigned to (sticky)."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="ab_assignments")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    experiment = models.CharField(max_length=200)
+    arm = models.CharField(max_length=100)
+    assigned_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-assigned_at"]
+        verbose_name = "A/B assignment"
+        constraints = [
+            models.UniqueConstraint(fields=["session", "experiment"], name="ab_one_arm_per_experiment"),
+        ]
+        indexes = [models.Index(fields=["agent", "experiment", "arm"], name="ab_by_experiment_arm")]
+
+    def __str__(self) -> str:
+        return f"{self.experiment}={self.arm}"
+
+
+class ReminderStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    FIRED = "fired", "Fired"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Reminder(models.Model):
+    """A one-shot message delivered to its session at ``fire_at``."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "rem"), editable=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="reminders")
+    message = models.TextField()
+    fire_at = models.DateTimeField()
+    status = models.CharField(max_length=10, choices=ReminderStatus.choices, default=ReminderStatus.PENDING)
+    created_at = models.DateTimeField(default=timezone.now)
+    fired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["fire_at"]
+        indexes = [models.Index(fields=["status", "fire_at"], name="reminder_due")]
+
+    def __str__(self) -> str:
+        return f"{self.id} at {self.fire_at:%Y-%m-%d %H:%M}"
+
+
+class KVEntry(models.Model):
+    """``ctx.host.kv``: a JSON value per key, per agent, inside one tenant."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=500)
+    value = models.JSONField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["agent", "key"]
+        verbose_name = "KV entry"
+        verbose_name_plural = "KV entries"
+        constraints = [models.UniqueConstraint(fields=["tenant", "agent", "key"], name="kv_unique_key")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class FileScope(models.TextChoices):
+    SESSION = "session", "Session"
+    DEPLOYMENT = "deployment", "Deployment (agent-wide)"
+
+
+class StoredFile(models.Model):
+    """``ctx.host.files``: a file in session or deployment scope. Writers pass the
+    ``etag`` they read to replace it only if nobody changed it since."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="files")
+    scope = models.CharField(max_length=12, choices=FileScope.choices, default=FileScope.SESSION)
+    path = models.CharField(max_length=1000)
+    content = models.BinaryField()
+    content_type = models.CharField(max_length=200, default="application/octet-stream")
+    size = models.PositiveBigIntegerField(default=0)
+    etag = models.CharField(max_length=64)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["path"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(scope=FileScope.SESSION, session__isnull=False)
+                | Q(scope=FileScope.DEPLOYMENT, session__isnull=True),
+                name="file_scope_matches_session",
+            ),
+            models.UniqueConstraint(
+                fields=["tenant", "agent", "session", "path"],
+                condition=Q(session__isnull=False),
+                name="file_unique_path_in_session",
+            ),
+            models.UniqueConstraint(
+                fields=["tenant", "agent", "path"],
+                condition=Q(session__isnull=True),
+                name="file_unique_path_in_deployment",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class EvalRunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class EvalRun(models.Model):
+    """One run of an agent's eval cases; at most one active per agent and tenant."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "evr"), editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="eval_runs")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="eval_runs")
+    principal = models.ForeignKey(Principal, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=10, choices=EvalRunStatus.choices, default=EvalRunStatus.QUEUED)
+    options = models.JSONField(default=dict, blank=True, help_text="Case filter, tags, concurrency.")
+    results = models.JSONField(default=list, blank=True, help_text="One entry per case.")
+    summary = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "agent"],
+                condition=Q(status__in=["queued", "running"]),
+                name="eval_one_active_run",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class LogLine(models.Model):
+    """A recent server log line, readable through ``/v1/logs?after=N`` (N = id)."""
+
+    at = models.DateTimeField(default=timezone.now)
+    level = models.CharField(max_length=10)
+    logger = models.CharField(max_length=200)
+    message = models.TextField()
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    agent_slug = models.CharField(max_length=100, blank=True)
+    session_id = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["agent_slug", "id"], name="logline_by_agent")]
+
+    def __str__(self) -> str:
+        return f"{self.level} {self.logger}: {self.message[:80]}"

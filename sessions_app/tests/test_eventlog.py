@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+
+from sessions_app.eventlog import NewEvent, UnknownSession, append_event, append_events, read_events
+from sessions_app.events import EventType
+from sessions_app.models import Event, Session
+from sessions_app.tests.factories import SessionFactory, TurnFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_first_event_of_a_session_has_index_zero_and_the_next_follow_on():
+    session = SessionFactory()
+    first = append_event(session.id, EventType.SESSION_STARTED)
+    second, third = append_events(
+        session.id,
+        [NewEvent(EventType.MESSAGE_RECEIVED, {"text": "hi"}), NewEvent(EventType.SESSION_WAITING)],
+    )
+    assert [first.index, second.index, third.index] == [0, 1, 2]
+    session.refresh_from_db()
+    assert session.next_event_index == 3
+
+
+def test_events_are_read_back_in_index_order_from_a_start_index():
+    session = SessionFactory()
+    append_events(session.id, [NewEvent(EventType.MESSAGE_APPENDED, {"text": str(n)}) for n in range(5)])
+    assert [event.data["text"] for event in read_events(session.id, start_index=2)] == ["2", "3", "4"]
+    assert [event.index for event in read_events(session.id, start_index=1, limit=2)] == [1, 2]
+
+
+def test_the_record_a_client_sees_has_the_documented_fields():
+    turn = TurnFactory()
+    event = append_event(turn.session_id, EventType.TURN_STARTED, {"attempt": 1}, turn_id=turn.id)
+    record = read_events(turn.session_id)[0].as_record()
+    assert record == {
+        "type": "turn.started",
+        "index": 0,
+        "sessionId": turn.session_id,
+        "turnId": turn.id,
+        "at": event.at.isoformat().replace("+00:00", "Z"),
+        "data": {"attempt": 1},
+    }
+    assert record["at"].endswith("Z")
+
+
+def test_a_record_without_a_turn_has_no_turn_id():
+    session = SessionFactory()
+    append_event(session.id, EventType.SESSION_STARTED)
+    assert "turnId" not in read_events(session.id)[0].as_record()
+
+
+def test_appending_to_an_unknown_session_raises_and_writes_nothing():
+    with pytest.raises(UnknownSession):
+        append_event("ses_doesnotexist", EventType.SESSION_STARTED)
+    assert not Event.objects.exists()
+
+
+def test_an_event_type_outside_the_vocabulary_is_refused_before_anything_is_written():
+    session = SessionFactory()
+    with pytest.raises(ValueError, match="not.a.type"):
+        append_events(session.id, [NewEvent(EventType.SESSION_STARTED), NewEvent("not.a.type")])  # type: ignore[arg-type]
+    assert not Event.objects.filter(session=session).exists()
+    assert Session.objects.get(pk=session.pk).next_event_index == 0
+
+
+def test_appending_nothing_is_a_no_op():
+    session = SessionFactory()
+    assert append_events(session.id, []) == []
+    assert Session.objects.get(pk=session.pk).next_event_index == 0
