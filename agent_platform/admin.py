@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import get_fields_from_path
 from django.db.models import QuerySet
 from django.forms import ModelChoiceField
 from django.http import HttpRequest
@@ -40,7 +41,17 @@ class TenantScopedAdmin(admin.ModelAdmin):
         tenant = staff_tenant(request)
         if tenant is None:
             return queryset.none()
-        return queryset.filter(**{self.tenant_path: tenant})
+        return queryset.filter(**{self.tenant_path: tenant.pk})
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        # A plain relation filter lists every row of the related model, other
+        # tenants' included; RelatedOnly lists the values in the scoped rows.
+        return [
+            (item, admin.RelatedOnlyFieldListFilter)
+            if isinstance(item, str) and get_fields_from_path(self.model, item)[-1].is_relation
+            else item
+            for item in super().get_list_filter(request)
+        ]
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> ModelChoiceField | None:
         related_admin = self.admin_site._registry.get(db_field.related_model)

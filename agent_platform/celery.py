@@ -8,6 +8,13 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
 
-app = Celery("agent_platform")
-app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+
+def create_app(name: str = "agent_platform") -> Celery:
+    """A Celery app configured from the Django settings, with every app's tasks."""
+    celery_app = Celery(name, set_as_current=name == "agent_platform")
+    celery_app.config_from_object("django.conf:settings", namespace="CELERY")
+    celery_app.autodiscover_tasks()
+    return celery_app
+
+
+app = create_app()

@@ -13,10 +13,38 @@ import threading
 from typing import Any
 
 from celery import Celery
-from celery.beat import EmbeddedService
+from celery.beat import Service
+from celery.concurrency.base import apply_target
+from celery.concurrency.thread import ApplyResult, TaskPool
 from celery.worker import WorkController
+from django.db import connections
 
 logger = logging.getLogger(__name__)
+
+
+def _apply_then_close_connections(*args: Any) -> Any:
+    try:
+        return apply_target(*args)
+    finally:
+        # Pool threads outlive tasks; leave no database connection behind
+        # (a SQLite connection is cheap to reopen for the next task).
+        connections.close_all()
+
+
+class _ThreadPool(TaskPool):
+    """Celery's thread pool, closing each thread's database connections after a task."""
+
+    def on_apply(
+        self,
+        target: Any,
+        args: Any = None,
+        kwargs: Any = None,
+        callback: Any = None,
+        accept_callback: Any = None,
+        **_: Any,
+    ) -> ApplyResult:
+        future = self.executor.submit(_apply_then_close_connections, target, args, kwargs, callback, accept_callback)
+        return ApplyResult(future)
 
 
 class _ThreadWorker(WorkController):
@@ -30,23 +58,38 @@ class _ThreadWorker(WorkController):
         self.ready.set()
 
 
+class _BeatThread(threading.Thread):
+    def __init__(self, app: Celery) -> None:
+        super().__init__(name="celery-beat", daemon=True)
+        # Service defaults to a file-based scheduler; use the configured one. A
+        # short loop interval lets stop() return promptly.
+        self.service = Service(app, max_interval=1, scheduler_cls=app.conf.beat_scheduler)
+
+    def run(self) -> None:
+        try:
+            self.service.start()
+        finally:
+            connections.close_all()
+
+    def stop(self) -> None:
+        self.service.stop(wait=True)
+
+
 class EmbeddedServices:
     """Start with ``start()``; ``stop()`` asks both threads to finish."""
 
     def __init__(self, app: Celery, threads: int) -> None:
-        self.app = app
         self.worker = _ThreadWorker(
             app=app,
             hostname=f"embedded@{socket.gethostname()}",
-            pool="threads",
+            pool=_ThreadPool,
             concurrency=threads,
             loglevel="INFO",
             without_heartbeat=True,
             without_mingle=True,
             without_gossip=True,
         )
-        # beat's Service defaults to a file-based scheduler; use the configured one.
-        self.beat = EmbeddedService(app, thread=True, scheduler_cls=app.conf.beat_scheduler)
+        self.beat = _BeatThread(app)
         self._worker_thread = threading.Thread(target=self.worker.start, name="celery-worker", daemon=True)
 
     def start(self, timeout: float = 30.0) -> None:
@@ -63,5 +106,6 @@ class EmbeddedServices:
 
     def stop(self) -> None:
         self.beat.stop()
+        self.beat.join(timeout=10)
         self.worker.stop(in_sighandler=False)
         self._worker_thread.join(timeout=10)

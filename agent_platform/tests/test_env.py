@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from agent_platform.env import env_bool, env_int, env_list, env_str, redis_url_for_db
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("1", True), ("TRUE", True), ("on", True), ("0", False), ("no", False)])
+def test_booleans_accept_the_usual_spellings(raw, expected):
+    assert env_bool("X", not expected, {"X": raw}) is expected
+
+
+def test_an_unset_or_blank_variable_gives_the_default():
+    assert env_bool("X", True, {}) is True
+    assert env_str("X", "test", {"X": "  "}) == "test"
+    assert env_int("X", 7, {"X": ""}) == 7
+    assert env_list("X", ["a"], {}) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("reader", "raw"),
+    [(lambda env: env_bool("X", False, env), "maybe"), (lambda env: env_int("X", 1, env), "ten")],
+)
+def test_an_unparseable_value_stops_start_up_with_its_name(reader, raw):
+    with pytest.raises(ImproperlyConfigured, match=f"X={raw!r}"):
+        reader({"X": raw})
+
+
+def test_an_integer_below_its_minimum_is_refused():
+    with pytest.raises(ImproperlyConfigured, match="minimum"):
+        env_int("X", 10, {"X": "3"}, minimum=5)
+
+
+def test_lists_are_split_on_commas_and_trimmed():
+    assert env_list("X", [], {"X": " a.example, b.example ,,"}) == ["a.example", "b.example"]
+
+
+def test_redis_databases_are_swapped_keeping_host_and_credentials():
+    assert redis_url_for_db("redis://:pw@cache:6380/5", 1) == "redis://:pw@cache:6380/1"
+    with pytest.raises(ImproperlyConfigured):
+        redis_url_for_db("http://cache", 0)
