@@ -29,8 +29,10 @@ run: $(VENV)/.run-installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py agent serve --host $(HOST) --port $(PORT)
 
+# DB_CONN_MAX_AGE=0: connections opened by worker and async-bridge threads close
+# after use, so the test database can be dropped at the end of the run.
 test: $(VENV)/.dev-installed
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret \
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret DB_CONN_MAX_AGE=0 \
 		$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev-installed

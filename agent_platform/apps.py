@@ -8,4 +8,4 @@ class AgentPlatformConfig(AppConfig):
     verbose_name = "Tenants and access"
 
     def ready(self) -> None:
-        from agent_platform import signals  # noqa: F401  (connects post_migrate)
+        from agent_platform import schema, signals  # noqa: F401  (register the schema extension, post_migrate)

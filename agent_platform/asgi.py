@@ -10,8 +10,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from agent_platform.ws_security import BrowserOriginValidator  # noqa: E402
 from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
@@ -19,6 +19,6 @@ application = ProtocolTypeRouter(
         "http": django_asgi_app,
         # Origin checked against ALLOWED_HOSTS: a page on another site cannot
         # open a socket with the visitor's cookies (cross-site WebSocket hijacking).
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        "websocket": BrowserOriginValidator(URLRouter(websocket_urlpatterns)),
     }
 )

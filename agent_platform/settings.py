@@ -103,7 +103,9 @@ TEMPLATES = [
 # --- Database -----------------------------------------------------------------
 
 if DATABASE_URL:
-    _database = dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    _database = dj_database_url.parse(
+        DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+    )
     if _database["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured(f"DATABASE_URL must be a postgres:// URL, not {_database['ENGINE']!r}.")
     # A stuck writer must not wedge a session's row lock for long.

@@ -17,7 +17,16 @@ class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
         read_only_fields = ["prefix"]
 
 
-class NewTokenSerializer(serializers.Serializer[None]):
+class IssuedTokenSerializer(ApiTokenSerializer):
+    """A new token: the secret itself appears in this one response only."""
+
+    token = serializers.CharField(read_only=True)
+
+    class Meta(ApiTokenSerializer.Meta):
+        fields = ["token", *ApiTokenSerializer.Meta.fields]
+
+
+class TokenRequestSerializer(serializers.Serializer[None]):
     name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
 
 

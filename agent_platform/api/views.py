@@ -8,7 +8,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agent_platform.api.serializers import AgentSerializer, ApiTokenSerializer, NewTokenSerializer
+from agent_platform.api.serializers import (
+    AgentSerializer,
+    ApiTokenSerializer,
+    IssuedTokenSerializer,
+    TokenRequestSerializer,
+)
 from agent_platform.errors import ApiError
 from agent_platform.models import ApiToken
 from agents.registry import served_agents
@@ -41,11 +46,11 @@ class TokenListView(APIView):
         return Response({"tokens": ApiTokenSerializer(tokens, many=True).data})
 
     @extend_schema(
-        request=NewTokenSerializer,
-        responses={201: inline_serializer("NewToken", {"token": serializers.CharField(), "prefix": serializers.CharField()})},
+        request=TokenRequestSerializer,
+        responses={201: IssuedTokenSerializer},
     )
     def post(self, request: Request) -> Response:
-        body = NewTokenSerializer(data=request.data)
+        body = TokenRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         row, token = ApiToken.issue(request.user.principal, body.validated_data["name"])
         return Response({"token": token, **ApiTokenSerializer(row).data}, status=status.HTTP_201_CREATED)

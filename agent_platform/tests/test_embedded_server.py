@@ -1,0 +1,75 @@
+"""The README's first command, end to end: from an empty var/ folder, migrate and
+``agent serve`` with nothing in the environment, then call the running server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def get_json(url: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback URL built here)
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+@pytest.fixture(scope="module")
+def embedded_server(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("embedded-var")
+    env = {key: value for key, value in os.environ.items() if key in {"PATH", "HOME", "LANG"}}
+    env["PLATFORM_VAR_DIR"] = str(tmp_path)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=120
+    )
+    port = free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "agent", "serve", "--port", str(port)],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if get_json(f"{base}/healthz")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.2)
+    yield base, tmp_path
+    os.killpg(server.pid, signal.SIGTERM)
+    server.wait(timeout=30)
+    log.close()
+
+
+def test_the_embedded_form_serves_every_example_agent_from_a_clean_state(embedded_server):
+    base, var = embedded_server
+    for slug in ["support", "triage", "weather"]:
+        assert get_json(f"{base}/{slug}/v1/health") == (200, {"ok": True, "agent": slug, "source": "directory"})
+    assert (var / "db.sqlite3").exists()
+    output = (var / "serve.log").read_text()
+    assert "embedded Celery worker" in output
+    assert "Traceback" not in output
+
+
+def test_the_embedded_form_admits_the_local_developer_without_a_token(embedded_server):
+    base, _ = embedded_server
+    assert get_json(f"{base}/api/v1/me") == (200, {"tenant": "local", "principal": "dev", "tokenPrefix": None})

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+import yaml
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_openapi_schema_covers_the_api_routes():
+    response = APIClient().get("/api/schema")
+    assert response.status_code == 200
+    schema = yaml.safe_load(response.content)
+    paths = set(schema["paths"])
+    for route in [
+        "/api/v1/me",
+        "/api/v1/tokens",
+        "/api/v1/agents",
+        "/{agent_slug}/v1/health",
+        "/{agent_slug}/v1/sessions",
+        "/{agent_slug}/v1/session/{session_id}",
+        "/{agent_slug}/v1/session/{session_id}/events",
+    ]:
+        assert route in paths, route
+
+
+def test_the_schema_generates_without_warnings():
+    out = StringIO()
+    call_command("spectacular", "--validate", "--fail-on-warn", stdout=out)
+    assert "openapi" in out.getvalue()
