@@ -128,4 +128,3 @@ class ApiTokenAdmin(TenantScopedAdmin):
     def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         for token in queryset.filter(revoked_at__isnull=True):
             token.revoke()
-

@@ -43,6 +43,24 @@ class AuthenticatedPrincipal:
         return str(self.principal)
 
 
+def caller(request: Request) -> AuthenticatedPrincipal:
+    """The authenticated principal of a request on a route that requires one.
+
+    Raises:
+        NotAuthenticated: when the request carries no admitted credential.
+    """
+    user = optional_caller(request)
+    if user is None:
+        raise exceptions.NotAuthenticated()
+    return user
+
+
+def optional_caller(request: Request) -> AuthenticatedPrincipal | None:
+    """The authenticated principal of a request, or None on an open route."""
+    user = request.user
+    return user if isinstance(user, AuthenticatedPrincipal) else None
+
+
 def get_dev_principal() -> Principal:
     """The principal anonymous loopback calls act as in dev mode (tenant ``local``)."""
     with transaction.atomic():
@@ -64,12 +82,7 @@ def is_loopback_request(request: HttpRequest) -> bool:
 
 def principal_for_token(token: str) -> AuthenticatedPrincipal | None:
     """The active token's principal, or None for an unknown or revoked token."""
-    row = (
-        ApiToken.objects.active()
-        .select_related("principal__tenant")
-        .filter(token_hash=hash_token(token))
-        .first()
-    )
+    row = ApiToken.objects.active().select_related("principal__tenant").filter(token_hash=hash_token(token)).first()
     if row is None:
         return None
     row.touch()

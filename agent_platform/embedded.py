@@ -15,7 +15,9 @@ from typing import Any
 from celery import Celery
 from celery.beat import Service
 from celery.concurrency.base import apply_target
-from celery.concurrency.thread import ApplyResult, TaskPool
+
+# ApplyResult is missing from the type stubs.
+from celery.concurrency.thread import ApplyResult, TaskPool  # type: ignore[attr-defined]
 from celery.worker import WorkController
 from django.db import connections
 
@@ -43,7 +45,9 @@ class _ThreadPool(TaskPool):
         accept_callback: Any = None,
         **_: Any,
     ) -> ApplyResult:
-        future = self.executor.submit(_apply_then_close_connections, target, args, kwargs, callback, accept_callback)
+        future = self.executor.submit(  # type: ignore[attr-defined]
+            _apply_then_close_connections, target, args, kwargs, callback, accept_callback
+        )
         return ApplyResult(future)
 
 
@@ -79,6 +83,7 @@ class EmbeddedServices:
     """Start with ``start()``; ``stop()`` asks both threads to finish."""
 
     def __init__(self, app: Celery, threads: int) -> None:
+        self.threads = threads
         self.worker = _ThreadWorker(
             app=app,
             hostname=f"embedded@{socket.gethostname()}",
@@ -102,7 +107,7 @@ class EmbeddedServices:
         if not self.worker.ready.wait(timeout):
             raise RuntimeError(f"the embedded Celery worker did not start within {timeout:.0f} s")
         self.beat.start()
-        logger.info("embedded Celery worker (%s threads) and beat started", self.worker.concurrency)
+        logger.info("embedded Celery worker (%s threads) and beat started", self.threads)
 
     def stop(self) -> None:
         self.beat.stop()

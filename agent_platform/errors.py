@@ -109,6 +109,8 @@ class DatabaseOutageMiddleware:
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
         logger.warning("database unavailable on %s: %s", request.path, exception)
-        response = JsonResponse(error_body("unavailable", "The database is unavailable; try again shortly."), status=503)
+        response = JsonResponse(
+            error_body("unavailable", "The database is unavailable; try again shortly."), status=503
+        )
         response["Retry-After"] = "5"
         return response

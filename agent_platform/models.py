@@ -11,7 +11,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 
-TOKEN_PREFIX = "apt_"
+TOKEN_PREFIX = "apt_"  # noqa: S105  (a marker, not a secret)
 # How many characters of a token stay visible (and searchable) after creation.
 VISIBLE_PREFIX_LENGTH = len(TOKEN_PREFIX) + 8
 # last_used_at is refreshed at most this often, to keep writes off the hot path.

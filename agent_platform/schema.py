@@ -7,7 +7,7 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
-class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+class BearerTokenScheme(OpenApiAuthenticationExtension):
     target_class = "agent_platform.auth.BearerTokenAuthentication"
     name = "bearerAuth"
 

@@ -116,7 +116,7 @@ else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     _database = {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": VAR_DIR / "db.sqlite3",
+        "NAME": str(VAR_DIR / "db.sqlite3"),
         "OPTIONS": {
             # WAL lets readers run beside the one writer; IMMEDIATE takes the
             # write lock up front so two writers queue on the busy timeout

@@ -14,6 +14,7 @@ from agent_platform.api.serializers import (
     IssuedTokenSerializer,
     TokenRequestSerializer,
 )
+from agent_platform.auth import caller
 from agent_platform.errors import ApiError
 from agent_platform.models import ApiToken
 from agents.registry import served_agents
@@ -25,14 +26,22 @@ class MeView(APIView):
     @extend_schema(
         responses=inline_serializer(
             "Me",
-            {"tenant": serializers.CharField(), "principal": serializers.CharField(), "tokenPrefix": serializers.CharField(allow_null=True)},
+            {
+                "tenant": serializers.CharField(),
+                "principal": serializers.CharField(),
+                "tokenPrefix": serializers.CharField(allow_null=True),
+            },
         )
     )
     def get(self, request: Request) -> Response:
-        user = request.user
+        user = caller(request)
         token = user.token
         return Response(
-            {"tenant": user.tenant.slug, "principal": user.principal.name, "tokenPrefix": token.prefix if token else None}
+            {
+                "tenant": user.tenant.slug,
+                "principal": user.principal.name,
+                "tokenPrefix": token.prefix if token else None,
+            }
         )
 
 
@@ -42,7 +51,7 @@ class TokenListView(APIView):
 
     @extend_schema(responses=inline_serializer("TokenList", {"tokens": ApiTokenSerializer(many=True)}))
     def get(self, request: Request) -> Response:
-        tokens = ApiToken.objects.filter(principal=request.user.principal)
+        tokens = ApiToken.objects.filter(principal=caller(request).principal)
         return Response({"tokens": ApiTokenSerializer(tokens, many=True).data})
 
     @extend_schema(
@@ -52,7 +61,7 @@ class TokenListView(APIView):
     def post(self, request: Request) -> Response:
         body = TokenRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        row, token = ApiToken.issue(request.user.principal, body.validated_data["name"])
+        row, token = ApiToken.issue(caller(request).principal, body.validated_data["name"])
         return Response({"token": token, **ApiTokenSerializer(row).data}, status=status.HTTP_201_CREATED)
 
 
@@ -61,7 +70,7 @@ class TokenDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, prefix: str) -> Response:
-        token = ApiToken.objects.filter(principal=request.user.principal, prefix=prefix).first()
+        token = ApiToken.objects.filter(principal=caller(request).principal, prefix=prefix).first()
         if token is None:
             raise ApiError(404, "token_not_found", f"You have no token with prefix {prefix!r}.")
         token.revoke()
@@ -73,4 +82,4 @@ class AgentListView(APIView):
 
     @extend_schema(responses=inline_serializer("AgentList", {"agents": AgentSerializer(many=True)}))
     def get(self, request: Request) -> Response:
-        return Response({"agents": AgentSerializer(served_agents(request.user.tenant), many=True).data})
+        return Response({"agents": AgentSerializer(served_agents(caller(request).tenant), many=True).data})

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group
 from django.contrib.admin import site
+from django.contrib.auth.models import Group
 from django.test import Client
 from django.utils import timezone
 
@@ -52,12 +52,16 @@ def _rows_for(principal: Principal, agent) -> Session:
     turn = TurnFactory(session=session)
     append_event(session.id, EventType.SESSION_STARTED, turn_id=turn.id)
     issue_token(principal, f"{tenant.slug} deploy token")
-    Approval.objects.create(session=session, turn=turn, call_id=f"call-{tenant.slug}", tool_name="close", args_sha256="0")
+    Approval.objects.create(
+        session=session, turn=turn, call_id=f"call-{tenant.slug}", tool_name="close", args_sha256="0"
+    )
     Artifact.objects.create(session=session, kind="report", name=f"{tenant.slug}-report.pdf", content=b"%PDF")
     ABAssignment.objects.create(session=session, agent=agent, experiment="tone", arm="warm")
     Reminder.objects.create(session=session, message="ping", fire_at=timezone.now())
     KVEntry.objects.create(tenant=tenant, agent=agent, key=f"{tenant.slug}-key", value=1)
-    StoredFile.objects.create(tenant=tenant, agent=agent, session=session, path=f"{tenant.slug}/notes.md", content=b"", etag="e")
+    StoredFile.objects.create(
+        tenant=tenant, agent=agent, session=session, path=f"{tenant.slug}/notes.md", content=b"", etag="e"
+    )
     EvalRun.objects.create(tenant=tenant, agent=agent, principal=principal)
     LogLine.objects.create(level="INFO", logger="test", message=f"{tenant.slug} log line", tenant=tenant)
     return session
@@ -113,14 +117,12 @@ def test_another_tenants_session_page_is_not_found_for_staff(staff_client, alice
     response = staff_client(alice).get(f"/admin/sessions_app/session/{theirs.id}/change/", follow=True)
     html = response.content.decode()
     assert "umbrella session" not in html
-    assert "doesn’t exist" in html or "doesn't exist" in html
+    assert "doesn\u2019t exist" in html or "doesn't exist" in html
 
 
 def test_staff_cannot_edit_another_tenants_session_by_posting(staff_client, alice, two_tenants):
     _, theirs = two_tenants
-    staff_client(alice).post(
-        f"/admin/sessions_app/session/{theirs.id}/change/", {"title": "pwned", "status": "failed"}
-    )
+    staff_client(alice).post(f"/admin/sessions_app/session/{theirs.id}/change/", {"title": "pwned", "status": "failed"})
     theirs.refresh_from_db()
     assert theirs.title == "umbrella session"
 

@@ -44,7 +44,11 @@ def embedded_server(tmp_path_factory):
     log = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "manage.py", "agent", "serve", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

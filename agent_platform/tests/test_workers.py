@@ -82,9 +82,28 @@ def test_a_celery_worker_process_runs_tasks_sent_through_redis():
         "PLATFORM_LOG_LINES_KEPT": "100",
     }
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "agent_platform", "worker", "--pool=prefork", "--concurrency=1",
-         "-O", "fair", "-Q", queue, "--without-gossip", "--without-mingle", "--loglevel=WARNING"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "agent_platform",
+            "worker",
+            "--pool=prefork",
+            "--concurrency=1",
+            "-O",
+            "fair",
+            "-Q",
+            queue,
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=WARNING",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         from agent_platform.celery import app

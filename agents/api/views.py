@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agent_platform.auth import optional_caller
 from agent_platform.errors import ApiError
 from agents.models import Agent
 from agents.registry import get_visible_agent
@@ -20,8 +21,8 @@ def visible_agent_or_404(request: Request, slug: str) -> Agent:
     Raises:
         ApiError: 404 ``agent_not_found``.
     """
-    tenant = request.user.tenant if request.user is not None and request.user.is_authenticated else None
-    agent = get_visible_agent(slug, tenant)
+    user = optional_caller(request)
+    agent = get_visible_agent(slug, user.tenant if user is not None else None)
     if agent is None:
         raise ApiError(404, "agent_not_found", f"No agent is served at /{slug}/.")
     return agent

@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
-from sessions_app.models import Event, Session
+from sessions_app.models import Session
 
 
 class SessionSerializer(serializers.ModelSerializer[Session]):
@@ -35,10 +33,3 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
             "updatedAt",
         ]
         read_only_fields = fields
-
-
-class EventSerializer(serializers.BaseSerializer[Event]):
-    """``{type, index, sessionId, turnId?, at, data}`` (DESIGN.md §5)."""
-
-    def to_representation(self, instance: Event) -> dict[str, Any]:
-        return instance.as_record()

@@ -12,10 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agent_platform.auth import caller
 from agent_platform.errors import ApiError
 from agents.api.views import visible_agent_or_404
 from sessions_app.access import AgentNotFound, NotSessionOwner, SessionNotFound, owned_session
-from sessions_app.api.serializers import EventSerializer, SessionSerializer
+from sessions_app.api.serializers import SessionSerializer
 from sessions_app.eventlog import read_events
 from sessions_app.models import Session
 
@@ -29,7 +30,7 @@ def owned_session_or_error(request: Request, agent_slug: str, session_id: str) -
         ApiError: 404 for an unknown agent or session, 403 for another principal's session.
     """
     try:
-        return owned_session(agent_slug, session_id, request.user.principal)
+        return owned_session(agent_slug, session_id, caller(request).principal)
     except AgentNotFound:
         raise ApiError(404, "agent_not_found", f"No agent is served at /{agent_slug}/.") from None
     except SessionNotFound:
@@ -63,7 +64,7 @@ class SessionListView(APIView):
     def get(self, request: Request, agent_slug: str) -> Response:
         agent = visible_agent_or_404(request, agent_slug)
         limit = non_negative_int(request, "limit", 50, MAX_SESSIONS_LISTED)
-        sessions = Session.objects.select_related("agent").filter(agent=agent, principal=request.user.principal)
+        sessions = Session.objects.select_related("agent").filter(agent=agent, principal=caller(request).principal)
         return Response({"sessions": SessionSerializer(sessions[:limit], many=True).data})
 
 
@@ -89,5 +90,5 @@ class SessionEventsView(APIView):
     def get(self, request: Request, agent_slug: str, session_id: str) -> Response:
         session = owned_session_or_error(request, agent_slug, session_id)
         start = non_negative_int(request, "startIndex", 0)
-        events = EventSerializer(read_events(session.pk, start), many=True).data
+        events = [event.as_record() for event in read_events(session.pk, start)]
         return Response({"sessionId": session.pk, "events": events})

@@ -72,9 +72,7 @@ def test_writers_on_different_sessions_each_get_their_own_sequence(postgres_only
     sessions = [SessionFactory() for _ in range(4)]
     start = threading.Barrier(8)
     errors: list[BaseException] = []
-    threads = [
-        threading.Thread(target=_writer, args=(sessions[w % 4].id, w, start, errors)) for w in range(8)
-    ]
+    threads = [threading.Thread(target=_writer, args=(sessions[w % 4].id, w, start, errors)) for w in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -58,7 +58,7 @@ def test_appending_to_an_unknown_session_raises_and_writes_nothing():
 
 def test_an_event_type_outside_the_vocabulary_is_refused_before_anything_is_written():
     session = SessionFactory()
-    with pytest.raises(ValueError, match="not.a.type"):
+    with pytest.raises(ValueError, match=r"not\.a\.type"):
         append_events(session.id, [NewEvent(EventType.SESSION_STARTED), NewEvent("not.a.type")])  # type: ignore[arg-type]
     assert not Event.objects.filter(session=session).exists()
     assert Session.objects.get(pk=session.pk).next_event_index == 0

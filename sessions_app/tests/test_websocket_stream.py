@@ -78,9 +78,7 @@ async def test_an_authorization_header_works_too(alice):
     await communicator.disconnect()
 
 
-@pytest.mark.parametrize(
-    ("who", "code"), [("nobody", 4401), ("forged", 4401), ("bob", 4403), ("mallory", 4403)]
-)
+@pytest.mark.parametrize(("who", "code"), [("nobody", 4401), ("forged", 4401), ("bob", 4403), ("mallory", 4403)])
 async def test_anyone_but_the_owner_is_closed_with_a_clear_code(alice, bob, mallory, who, code):
     session = await session_with_events(alice, 2)
     token = {"nobody": None, "forged": "apt_forged", "bob": None, "mallory": None}[who]
@@ -119,7 +117,8 @@ async def test_a_start_index_past_the_end_waits_for_that_event(alice):
     await communicator.connect()
     assert await communicator.receive_nothing(timeout=0.3)
     await database_sync_to_async(append_events)(
-        session.id, [NewEvent(EventType.MESSAGE_APPENDED, {"text": "a"}), NewEvent(EventType.MESSAGE_APPENDED, {"text": "b"})]
+        session.id,
+        [NewEvent(EventType.MESSAGE_APPENDED, {"text": "a"}), NewEvent(EventType.MESSAGE_APPENDED, {"text": "b"})],
     )
     [record] = await receive_records(communicator, 1)
     assert record["index"] == 2

@@ -24,9 +24,7 @@ class Command(BaseCommand):
         create.add_argument("slug", help="Lowercase letters, digits, '-' and '_'.")
         create.add_argument("--name", default="", help="Display name.")
         actions.add_parser("list", help="List tenants.")
-        staff = actions.add_parser(
-            "add-staff", help="Make USERNAME a staff user who administers TENANT in the admin."
-        )
+        staff = actions.add_parser("add-staff", help="Make USERNAME a staff user who administers TENANT in the admin.")
         staff.add_argument("tenant")
         staff.add_argument("username")
 
@@ -45,7 +43,9 @@ class Command(BaseCommand):
         try:
             tenant.full_clean()
         except ValidationError as error:
-            raise CommandError("; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in error.message_dict.items()))
+            raise CommandError(
+                "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in error.message_dict.items())
+            ) from error
         tenant.save()
         self.stdout.write(f"Created tenant {tenant.slug!r}.")
 

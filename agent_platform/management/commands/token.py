@@ -54,7 +54,7 @@ class Command(BaseCommand):
             try:
                 principal.full_clean()
             except ValidationError as error:
-                raise CommandError(f"principal: {' '.join(error.message_dict.get('name', [str(error)]))}")
+                raise CommandError(f"principal: {' '.join(error.message_dict.get('name', [str(error)]))}") from error
             principal.save()
             self.stdout.write(f"Created principal {principal}.")
         row, token = ApiToken.issue(principal, name)
