@@ -69,6 +69,15 @@ def get_dev_principal() -> Principal:
     return principal
 
 
+def _is_loopback_address(host: str, forwarded: bool) -> bool:
+    if forwarded:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def is_loopback_request(request: HttpRequest) -> bool:
     """True only for a direct call from this machine.
 
@@ -104,15 +113,6 @@ def bearer_token(header: bytes) -> str | None:
         return parts[1].decode("ascii")
     except UnicodeDecodeError:
         raise exceptions.AuthenticationFailed("The bearer token is not ASCII.") from None
-
-
-def _is_loopback_address(host: str, forwarded: bool) -> bool:
-    if forwarded:
-        return False
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def authenticate_websocket(scope: dict[str, Any]) -> AuthenticatedPrincipal | None:

@@ -12,7 +12,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -30,6 +30,10 @@ class ApiError(exceptions.APIException):
 
 def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": code, "message": message, **extra}
+
+
+DATABASE_UNAVAILABLE = error_body("unavailable", "The database is unavailable; try again shortly.")
+RETRY_AFTER_SECONDS = "5"
 
 
 def _validation_message(detail: Any, path: str = "") -> list[str]:
@@ -51,11 +55,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(error_body("body_too_large", "The request body is too large."), status=413)
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.warning("database unavailable: %s", exc)
-        return Response(
-            error_body("unavailable", "The database is unavailable; try again shortly."),
-            status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            headers={"Retry-After": "5"},
-        )
+        return Response(DATABASE_UNAVAILABLE, status=503, headers={"Retry-After": RETRY_AFTER_SECONDS})
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -109,8 +109,6 @@ class DatabaseOutageMiddleware:
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
         logger.warning("database unavailable on %s: %s", request.path, exception)
-        response = JsonResponse(
-            error_body("unavailable", "The database is unavailable; try again shortly."), status=503
-        )
-        response["Retry-After"] = "5"
+        response = JsonResponse(DATABASE_UNAVAILABLE, status=503)
+        response["Retry-After"] = RETRY_AFTER_SECONDS
         return response
