@@ -6,7 +6,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from agents.registry import served_agents
+from agents.registry import served_agents, surface_for
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -17,5 +17,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    """``/``: the shared agents this deployment serves, with links to each."""
-    return render(request, "index.html", {"agents": served_agents(None)})
+    """``/``: the shared agents of this deployment, each with its diagnostics; an
+    agent with errors is listed as not served, with the reasons."""
+    rows = [(agent, surface_for(agent)) for agent in served_agents(None)]
+    return render(
+        request,
+        "index.html",
+        {"rows": [{"agent": agent, "errors": s.errors, "diagnostics": s.all_diagnostics()} for agent, s in rows]},
+    )

@@ -3,19 +3,26 @@
 An agent folder is ``AGENTS_DIR/<slug>/`` holding an ``agent/`` tree. Directory
 agents get a shared ``Agent`` row the first time they are asked for, so a folder
 added while the server runs is served without a restart; a row whose folder has
-gone is not served.
+gone is not served. ``surface_for`` gives an agent's discovered surface.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
 
 from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
+from agents.discovery import AgentSurface, TreeLoader, discover
 from agents.models import Agent, AgentSource
+
+logger = logging.getLogger(__name__)
 
 SLUG_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 # First URL segments the platform itself uses; no agent may take them.
@@ -86,3 +93,52 @@ def served_agents(tenant: Tenant | None) -> list[Agent]:
     shared = [agent for slug in agent_folders() if (agent := get_agent(slug)) is not None and agent.is_shared]
     own = list(Agent.objects.filter(tenant=tenant, source=AgentSource.DEPLOYMENT)) if tenant is not None else []
     return sorted(shared + own, key=lambda agent: agent.slug)
+
+
+# --- discovered surfaces -------------------------------------------------------------------
+
+
+@dataclass
+class _Discovered:
+    fingerprint: tuple[int, int, int]
+    surface: AgentSurface
+    loader: TreeLoader
+
+
+_surfaces: dict[str, _Discovered] = {}
+_surfaces_lock = threading.Lock()
+
+
+def tree_fingerprint(folder: Path) -> tuple[int, int, int]:
+    """Changes whenever a file under ``folder`` is added, removed or modified."""
+    count = newest = total = 0
+    for directory, subdirs, files in os.walk(folder):
+        subdirs[:] = [name for name in subdirs if name != "__pycache__"]
+        for name in files:
+            stat = os.stat(os.path.join(directory, name))
+            count, newest, total = count + 1, max(newest, stat.st_mtime_ns), total + stat.st_size
+    return count, newest, total
+
+
+def surface_for(agent: Agent) -> AgentSurface:
+    """The agent's discovered surface. Discovered once per process; in dev mode
+    again whenever a file under the agent's folder changes."""
+    folder = Path(agent.path)
+    with _surfaces_lock:
+        cached = _surfaces.get(agent.path)
+        if cached is not None and not platform_settings.DEV:
+            return cached.surface
+        fingerprint = tree_fingerprint(folder)
+        if cached is not None and cached.fingerprint == fingerprint:
+            return cached.surface
+        surface, loader = discover(folder, agent.slug)
+        if cached is not None:
+            cached.loader.unload()
+        _surfaces[agent.path] = _Discovered(fingerprint, surface, loader)
+    if surface.errors:
+        logger.error(
+            "agent %r is not served: %s", agent.slug, "; ".join(str(diagnostic) for diagnostic in surface.errors)
+        )
+    for warning in (d for d in surface.all_diagnostics() if not d.is_error):
+        logger.warning("agent %r: %s", agent.slug, warning)
+    return surface

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from agent_platform.models import Principal
-from agents.registry import get_visible_agent
+from agents.models import Agent
 from sessions_app.models import Session
 
 
 class SessionAccessError(Exception):
     """Base of the reasons a caller cannot reach a session."""
-
-
-class AgentNotFound(SessionAccessError):
-    """No agent at that slug, or one that belongs to another tenant."""
 
 
 class SessionNotFound(SessionAccessError):
@@ -23,15 +19,13 @@ class NotSessionOwner(SessionAccessError):
     """The session exists but belongs to another principal."""
 
 
-def owned_session(agent_slug: str, session_id: str, principal: Principal) -> Session:
-    """The session, if ``principal`` owns it and can see its agent.
+def owned_session(agent: Agent, session_id: str, principal: Principal) -> Session:
+    """The session of ``agent`` with this id, if ``principal`` owns it.
 
     Raises:
-        AgentNotFound, SessionNotFound, NotSessionOwner: in that order of checking.
+        SessionNotFound: no such session on this agent.
+        NotSessionOwner: it belongs to someone else (same tenant or not).
     """
-    agent = get_visible_agent(agent_slug, principal.tenant)
-    if agent is None:
-        raise AgentNotFound(agent_slug)
     session = Session.objects.select_related("agent").filter(pk=session_id, agent=agent).first()
     if session is None:
         raise SessionNotFound(session_id)

@@ -17,7 +17,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from agent_platform.auth import authenticate_websocket
-from sessions_app.access import AgentNotFound, NotSessionOwner, SessionNotFound, owned_session
+from agents.registry import get_visible_agent, surface_for
+from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
 from sessions_app.eventlog import read_events, session_group
 from sessions_app.events import TERMINAL_SESSION_EVENTS
 
@@ -26,6 +27,7 @@ CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
+CLOSE_AGENT_INVALID = 4503
 REPLAY_BATCH = 500
 
 
@@ -42,9 +44,14 @@ def _find_session(scope: dict[str, Any], agent_slug: str, session_id: str) -> in
     caller = authenticate_websocket(scope)
     if caller is None:
         return CLOSE_UNAUTHORIZED
+    agent = get_visible_agent(agent_slug, caller.tenant)
+    if agent is None:
+        return CLOSE_NOT_FOUND
+    if surface_for(agent).errors:
+        return CLOSE_AGENT_INVALID
     try:
-        return owned_session(agent_slug, session_id, caller.principal).pk
-    except (AgentNotFound, SessionNotFound):
+        return owned_session(agent, session_id, caller.principal).pk
+    except SessionNotFound:
         return CLOSE_NOT_FOUND
     except NotSessionOwner:
         return CLOSE_FORBIDDEN

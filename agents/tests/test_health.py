@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -18,7 +20,7 @@ def test_the_examples_folder_holds_the_example_agents():
 def test_each_example_agent_answers_health_without_a_token(slug):
     response = APIClient().get(f"/{slug}/v1/health")
     assert response.status_code == 200
-    assert response.json() == {"ok": True, "agent": slug, "source": "directory"}
+    assert response.json() == {"ok": True, "agent": slug, "source": "directory", "diagnostics": []}
 
 
 def test_an_unknown_agent_is_a_json_404():
@@ -37,14 +39,16 @@ def test_an_agent_folder_added_while_serving_is_served(tmp_path, settings):
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": tmp_path}
     assert APIClient().get("/fresh/v1/health").status_code == 404
     (tmp_path / "fresh" / "agent").mkdir(parents=True)
+    (tmp_path / "fresh" / "agent" / "instructions.md").write_text("Be brief.")
     assert APIClient().get("/fresh/v1/health").status_code == 200
 
 
 def test_a_removed_agent_folder_stops_being_served(tmp_path, settings):
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": tmp_path}
     (tmp_path / "brief" / "agent").mkdir(parents=True)
+    (tmp_path / "brief" / "agent" / "instructions.md").write_text("Be brief.")
     assert APIClient().get("/brief/v1/health").status_code == 200
-    (tmp_path / "brief" / "agent").rmdir()
+    shutil.rmtree(tmp_path / "brief" / "agent")
     assert APIClient().get("/brief/v1/health").status_code == 404
 
 

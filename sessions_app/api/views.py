@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 
 from agent_platform.auth import caller
 from agent_platform.errors import ApiError
-from agents.api.views import visible_agent_or_404
-from sessions_app.access import AgentNotFound, NotSessionOwner, SessionNotFound, owned_session
+from agents.api.views import served_agent
+from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
 from sessions_app.api.serializers import SessionSerializer
 from sessions_app.eventlog import read_events
 from sessions_app.models import Session
@@ -27,12 +27,12 @@ def owned_session_or_error(request: Request, agent_slug: str, session_id: str) -
     """The caller's session on this agent.
 
     Raises:
-        ApiError: 404 for an unknown agent or session, 403 for another principal's session.
+        ApiError: 404 for an unknown agent or session, 403 for another principal's
+            session, 503 for an agent that is not served.
     """
+    agent, _ = served_agent(request, agent_slug)
     try:
-        return owned_session(agent_slug, session_id, caller(request).principal)
-    except AgentNotFound:
-        raise ApiError(404, "agent_not_found", f"No agent is served at /{agent_slug}/.") from None
+        return owned_session(agent, session_id, caller(request).principal)
     except SessionNotFound:
         raise ApiError(404, "session_not_found", f"No session {session_id!r} on this agent.") from None
     except NotSessionOwner:
@@ -62,7 +62,7 @@ class SessionListView(APIView):
         responses=inline_serializer("SessionList", {"sessions": SessionSerializer(many=True)}),
     )
     def get(self, request: Request, agent_slug: str) -> Response:
-        agent = visible_agent_or_404(request, agent_slug)
+        agent, _ = served_agent(request, agent_slug)
         limit = non_negative_int(request, "limit", 50, MAX_SESSIONS_LISTED)
         sessions = Session.objects.select_related("agent").filter(agent=agent, principal=caller(request).principal)
         return Response({"sessions": SessionSerializer(sessions[:limit], many=True).data})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import factory
 
 from agent_platform.tests.factories import PrincipalFactory
@@ -16,7 +18,8 @@ class AgentFactory(factory.django.DjangoModelFactory):
 
     slug = factory.Sequence(lambda n: f"agent-{n}")
     source = AgentSource.DIRECTORY
-    path = factory.LazyAttribute(lambda agent: f"/nonexistent/{agent.slug}")
+    # Every factory agent serves the weather example's tree.
+    path = str(Path(__file__).resolve().parents[2] / "examples" / "weather")
 
 
 class SessionFactory(factory.django.DjangoModelFactory):

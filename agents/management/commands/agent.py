@@ -2,20 +2,41 @@
 
 from __future__ import annotations
 
+import json
 from argparse import ArgumentParser
+from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from agent_platform.conf import platform_settings
-from agents.registry import agent_folders
+from agents.api.views import info_document
+from agents.discovery import AgentSurface, discover
+from agents.registry import RESERVED_SEGMENTS, agent_folders, is_valid_slug
+from agents.scaffold import scaffold
+
+
+def _agent_folders_at(path: Path) -> dict[str, Path]:
+    """An agent folder itself (it holds agent/), or every agent folder under an AGENTS_DIR."""
+    if (path / "agent").is_dir():
+        return {path.name: path}
+    return agent_folders(path)
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: serve the platform."
+    help = "The agent CLI: validate, info, init, serve."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
+        validate = actions.add_parser("validate", help="Print diagnostics; exit 1 when any is an error.")
+        validate.add_argument("--dir", type=Path, help="An agent folder or an AGENTS_DIR (default AGENTS_DIR).")
+        info = actions.add_parser("info", help="Print the discovered surface (--json: the /v1/info document).")
+        info.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir).")
+        info.add_argument("--dir", type=Path, help="An agent folder.")
+        info.add_argument("--json", action="store_true", help="Print the JSON document of GET /v1/info.")
+        init = actions.add_parser("init", help="Create a new agent that validates cleanly.")
+        init.add_argument("name")
+        init.add_argument("--dir", type=Path, help="Where to create it (default AGENTS_DIR).")
         serve = actions.add_parser(
             "serve",
             help="Serve every agent in AGENTS_DIR with daphne; in the embedded form also run "
@@ -25,8 +46,80 @@ class Command(BaseCommand):
         serve.add_argument("--port", type=int, default=8000)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["action"] == "serve":
+        action = options["action"]
+        if action == "validate":
+            self.validate(options["dir"] or Path(platform_settings.AGENTS_DIR))
+        elif action == "info":
+            self.info(self._one_agent(options["slug"], options["dir"]), as_json=options["json"])
+        elif action == "init":
+            self.init(options["name"], options["dir"] or Path(platform_settings.AGENTS_DIR))
+        else:
             self.serve(options["host"], options["port"])
+
+    def validate(self, path: Path) -> None:
+        folders = _agent_folders_at(path)
+        if not folders:
+            raise CommandError(f"no agent folder (one holding agent/) at {path}")
+        failed = []
+        for slug, folder in folders.items():
+            surface, loader = discover(folder, slug)
+            loader.unload()
+            found = surface.all_diagnostics()
+            errors = [d for d in found if d.is_error]
+            status = "error" if errors else "ok"
+            self.stdout.write(f"{slug}: {status} ({len(errors)} error(s), {len(found) - len(errors)} warning(s))")
+            for diagnostic in found:
+                self.stdout.write(f"  {diagnostic}\n    hint: {diagnostic.code.hint}")
+            if errors:
+                failed.append(slug)
+        if failed:
+            raise CommandError(f"errors in {', '.join(failed)}", returncode=1)
+
+    def _one_agent(self, slug: str | None, folder: Path | None) -> AgentSurface:
+        if folder is None:
+            if slug is None:
+                raise CommandError("name an agent of AGENTS_DIR, or pass --dir PATH")
+            folder = Path(platform_settings.AGENTS_DIR) / slug
+        if not (folder / "agent").is_dir():
+            raise CommandError(f"{folder} holds no agent/ folder")
+        surface, loader = discover(folder, slug or folder.name)
+        loader.unload()
+        return surface
+
+    def info(self, surface: AgentSurface, *, as_json: bool) -> None:
+        document = info_document(surface)
+        if as_json:
+            self.stdout.write(json.dumps(document, indent=2))
+            return
+        self.stdout.write(f"{surface.slug}  model {document['model']}{' (test model)' if document['testModel'] else ''}")
+        for label, key in [
+            ("tools", "tools"),
+            ("skills", "skills"),
+            ("subagents", "subagents"),
+            ("mcp connections", "mcpConnections"),
+            ("channels", "channels"),
+            ("hooks", "hooks"),
+            ("schedules", "schedules"),
+            ("experiments", "experiments"),
+            ("extensions", "extensions"),
+        ]:
+            names = [item.get("name") or item.get("id") or item.get("namespace") for item in document[key]]
+            self.stdout.write(f"  {label}: {', '.join(names) if names else '-'}")
+        self.stdout.write(f"  result: {'yes' if document['result'] else 'no'}")
+        self.stdout.write(f"  eval cases: {', '.join(c['id'] for c in document['evals']['cases']) or '-'}")
+        for diagnostic in surface.all_diagnostics():
+            self.stdout.write(f"  {diagnostic}")
+
+    def init(self, name: str, parent: Path) -> None:
+        if not is_valid_slug(name):
+            reserved = ", ".join(sorted(RESERVED_SEGMENTS))
+            raise CommandError(f"{name!r} is not a usable slug: [A-Za-z0-9][A-Za-z0-9_-]*, not one of {reserved}")
+        folder = parent / name
+        if folder.exists():
+            raise CommandError(f"{folder} already exists")
+        for path in scaffold(folder):
+            self.stdout.write(f"created {path}")
+        self.stdout.write(f"Next: python manage.py agent validate --dir {folder}")
 
     def serve(self, host: str, port: int) -> None:
         from daphne.endpoints import build_endpoint_description_strings

@@ -1,0 +1,27 @@
+"""Discovery: turning an agent folder into its surface (see ``discover_agent``).
+
+Importable without Django, like ``agents.sdk``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.discovery.diagnostics import Diagnostic, Severity
+from agents.discovery.discover import discover_agent
+from agents.discovery.extensions import mount_extensions
+from agents.discovery.loader import TreeLoader
+from agents.discovery.surface import FILE_TOOLS, AgentSurface
+from sessions_app.events import EventType
+
+KNOWN_EVENTS = frozenset(str(event) for event in EventType)
+
+
+def discover(folder: Path, slug: str | None = None) -> tuple[AgentSurface, TreeLoader]:
+    """Discover the agent in ``folder`` (which holds ``agent/``); slug defaults to the folder name."""
+    return discover_agent(
+        folder, slug or folder.name, known_events=KNOWN_EVENTS, mount_extensions=mount_extensions
+    )
+
+
+__all__ = ["FILE_TOOLS", "AgentSurface", "Diagnostic", "Severity", "TreeLoader", "discover"]

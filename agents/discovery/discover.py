@@ -1,0 +1,442 @@
+"""Discovery: from an agent folder to its surface and diagnostics.
+
+``AGENTS_DIR/<slug>/agent/`` is walked slot by slot (DESIGN.md §3). Each Python
+file is imported on its own and must hold exactly one definition of its slot's
+type; Markdown slots are parsed. Nothing is swallowed: a file that is there and
+broken is an error naming the path, an odd one is a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from croniter import croniter
+
+from agents import sdk
+from agents.discovery import diagnostics as codes
+from agents.discovery.diagnostics import Code, Diagnostic
+from agents.discovery.loader import LoadFailure, TreeLoader, definitions_in
+from agents.discovery.markdown import FrontMatterError, split_front_matter
+from agents.discovery.surface import FILE_TOOLS, AgentSurface, Entry, InstructionPart, SkillDoc
+
+T = TypeVar("T")
+
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# Top-level entries of an agent tree that discovery knows (anything else is a warning).
+KNOWN_ENTRIES = frozenset(
+    {
+        "agent.py", "instructions.md", "instructions.py", "instructions", "tools", "skills", "mcp-connections",
+        "host-connections", "subagents", "extensions", "channels", "hooks", "schedules", "ab.py", "ab",
+        "ab.config.py", "artifacts.py", "result.py", "storage.py", "otel.py", "sandbox", "playground", "lib",
+        "README.md", "__init__.py",
+    }
+)
+# Paths that configure the agent itself; an extension carrying them is warned and they are ignored.
+AGENT_ONLY = frozenset({"agent.py", "storage.py", "otel.py", "ab.config.py", "playground", "extensions", "sandbox.py"})
+
+
+def is_skipped(path: Path | str) -> bool:
+    """Files discovery never looks at: tests, caches, hidden files (a path or a bare name)."""
+    name = path if isinstance(path, str) else path.name
+    return (
+        name.startswith((".", "__pycache__"))
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "__init__.py"
+    )
+
+
+@dataclass
+class Walk:
+    """Where a walk stands: the loader, the folder diagnostic paths are relative to,
+    the list diagnostics go to, and the extension namespace (None for the agent's own)."""
+
+    loader: TreeLoader
+    base: Path
+    diagnostics: list[Diagnostic]
+    extension: str | None = None
+
+    def report(self, code: Code, path: Path, message: str) -> None:
+        try:
+            shown = path.relative_to(self.base).as_posix()
+        except ValueError:
+            shown = path.as_posix()
+        self.diagnostics.append(Diagnostic(code, shown, message))
+
+    def load_one(self, file: Path, expected: type[T] | tuple[type, ...], slot: str) -> T | None:
+        """The file's single definition of the expected type, or None after reporting why not."""
+        module = self.loader.load(file)
+        if isinstance(module, LoadFailure):
+            code = codes.INVALID_DEFINITION if module.kind == "definition" else codes.IMPORT_FAILED
+            self.report(code, file, module.message)
+            return None
+        found = definitions_in(module)
+        if not found:
+            self.report(codes.NO_DEFINITION, file, f"{file.name!r} defines nothing for {slot}")
+            return None
+        if len(found) > 1:
+            kinds = ", ".join(type(value).__name__ for value in found)
+            self.report(codes.SEVERAL_DEFINITIONS, file, f"{file.name!r} holds {len(found)} definitions ({kinds})")
+            return None
+        [value] = found
+        if not isinstance(value, expected):
+            wanted = expected.__name__ if isinstance(expected, type) else " or ".join(t.__name__ for t in expected)
+            self.report(codes.WRONG_HELPER, file, f"{slot} expects a {wanted}, but {file.name!r} defines a {type(value).__name__}")
+            return None
+        return value  # type: ignore[return-value]
+
+    def check_name(self, name: str, path: Path, kind: str) -> bool:
+        """Report an authored name that cannot be used; True when it is fine."""
+        if not NAME_PATTERN.fullmatch(name):
+            self.report(codes.INVALID_NAME, path, f"{kind} name {name!r} is not usable")
+            return False
+        if "__" in name and self.extension is None:
+            self.report(codes.DOUBLE_UNDERSCORE, path, f"{kind} name {name!r} contains '__'")
+            return False
+        return True
+
+
+def _python_files(folder: Path, walk: Walk) -> list[Path]:
+    """The slot folder's ``.py`` files; anything else in it is reported as stray."""
+    files = []
+    for path in sorted(folder.iterdir()):
+        if is_skipped(path):
+            continue
+        if path.is_file() and path.suffix == ".py":
+            files.append(path)
+        else:
+            walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not a .py file of {folder.name}/")
+    return files
+
+
+def _named_definitions(
+    folder: Path, walk: Walk, expected: type[T], slot: str, target: dict[str, Entry[T]], kind: str
+) -> None:
+    if not folder.is_dir():
+        return
+    for file in _python_files(folder, walk):
+        if not walk.check_name(file.stem, file, kind):
+            continue
+        value = walk.load_one(file, expected, slot)
+        if value is not None:
+            target[file.stem] = Entry(value, file, walk.extension)
+
+
+# --- slots ------------------------------------------------------------------------------------
+
+
+def _tools(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+    folder = tree / "tools"
+    if not folder.is_dir():
+        return
+    for file in _python_files(folder, walk):
+        name = file.stem
+        if not walk.check_name(name, file, "tool"):
+            continue
+        if name in FILE_TOOLS:
+            walk.report(codes.SHADOWS_FILE_TOOL, file, f"tool {name!r} has the name of a synthesized file tool")
+            continue
+        value = walk.load_one(file, sdk.Tool, "tools/")
+        if value is not None:
+            surface.tools[name] = Entry(value.renamed(name), file, walk.extension)
+
+
+def _skill_from_markdown(file: Path, walk: Walk) -> SkillDoc | None:
+    try:
+        front, body = split_front_matter(file.read_text())
+    except (FrontMatterError, UnicodeDecodeError) as error:
+        walk.report(codes.INVALID_SKILL, file, str(error))
+        return None
+    description = front.get("description")
+    if not isinstance(description, str) or not description.strip():
+        walk.report(codes.INVALID_SKILL, file, "the skill has no description in its front matter")
+        return None
+    if not body:
+        walk.report(codes.INVALID_SKILL, file, "the skill has no body")
+        return None
+    return SkillDoc(description.strip(), body)
+
+
+def _skills(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+    folder = tree / "skills"
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.iterdir()):
+        if is_skipped(path):
+            continue
+        if path.is_dir():
+            name, file = path.name, path / "SKILL.md"
+            if not file.is_file():
+                walk.report(codes.STRAY_FILE, path, f"skill folder {path.name!r} has no SKILL.md")
+                continue
+        elif path.suffix in {".md", ".py"}:
+            name, file = path.stem, path
+        else:
+            walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not a skill (.md, <name>/SKILL.md or .py)")
+            continue
+        if not walk.check_name(name, file, "skill"):
+            continue
+        if file.suffix == ".py":
+            skill = walk.load_one(file, sdk.Skill, "skills/")
+            doc = SkillDoc(skill.description, skill.instructions) if skill else None
+        else:
+            doc = _skill_from_markdown(file, walk)
+        if doc is not None:
+            surface.skills[name] = Entry(doc, file, walk.extension)
+
+
+def _instructions(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+    markdown = [tree / "instructions.md"] if (tree / "instructions.md").is_file() else []
+    python = [tree / "instructions.py"] if (tree / "instructions.py").is_file() else []
+    folder = tree / "instructions"
+    if folder.is_dir():
+        for path in sorted(folder.iterdir()):
+            if is_skipped(path):
+                continue
+            if path.suffix == ".md" and path.is_file():
+                markdown.append(path)
+            elif path.suffix == ".py" and path.is_file():
+                python.append(path)
+            else:
+                walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not .md or .py")
+    for file in sorted(markdown + python, key=lambda p: (p.parent != tree, p.name)):
+        if file.suffix == ".md":
+            text = file.read_text().strip()
+            if text:
+                surface.instructions.append(Entry(InstructionPart(text), file, walk.extension))
+        else:
+            value = walk.load_one(file, sdk.Instructions, "instructions")
+            if value is not None:
+                surface.instructions.append(Entry(InstructionPart(value.text, value.render), file, walk.extension))
+
+
+def _valid_cron(expression: str) -> bool:
+    return len(expression.split()) == 5 and croniter.is_valid(expression)
+
+
+def _schedules(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+    folder = tree / "schedules"
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.iterdir()):
+        if is_skipped(path):
+            continue
+        if not path.is_file() or path.suffix not in {".md", ".py"}:
+            walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not a schedule (.md or .py)")
+            continue
+        if not walk.check_name(path.stem, path, "schedule"):
+            continue
+        schedule: sdk.Schedule | None
+        if path.suffix == ".py":
+            schedule = walk.load_one(path, sdk.Schedule, "schedules/")
+        else:
+            try:
+                front, body = split_front_matter(path.read_text())
+            except FrontMatterError as error:
+                walk.report(codes.INVALID_CRON, path, str(error))
+                continue
+            cron = str(front.get("cron", "")).strip()
+            if not body:
+                walk.report(codes.INVALID_DEFINITION, path, "the schedule has no prompt (the Markdown body)")
+                continue
+            description = front.get("description")
+            schedule = sdk.Schedule(cron=cron, prompt=body, description=str(description) if description else None)
+        if schedule is None:
+            continue
+        if not _valid_cron(schedule.cron):
+            walk.report(codes.INVALID_CRON, path, f"cron {schedule.cron!r} is not a valid 5-field expression")
+            continue
+        surface.schedules[path.stem] = Entry(schedule, path, walk.extension)
+
+
+def _hooks(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozenset[str]) -> None:
+    folder = tree / "hooks"
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.rglob("*")):
+        if any(is_skipped(part) for part in path.relative_to(folder).parts) or path.is_dir():
+            continue
+        relative = path.relative_to(folder)
+        if path.suffix != ".py":
+            walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not a .py hook")
+            continue
+        name = relative.with_suffix("").as_posix()
+        if not all(walk.check_name(part, path, "hook") for part in name.split("/")):
+            continue
+        hook = walk.load_one(path, sdk.Hook, "hooks/")
+        if hook is None:
+            continue
+        if not hook.events:
+            walk.report(codes.EMPTY_HOOK, path, f"hook {name!r} subscribes to no event; it is skipped")
+            continue
+        for event_type in hook.events:
+            if event_type != "*" and event_type not in known_events:
+                walk.report(codes.UNKNOWN_EVENT, path, f"hook {name!r} subscribes to unknown event {event_type!r}")
+        surface.hooks[name] = Entry(hook, path, walk.extension)
+
+
+def _experiments(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+    files: list[tuple[str, Path]] = []
+    if (tree / "ab.py").is_file():
+        files.append(("default", tree / "ab.py"))
+    if (tree / "ab").is_dir():
+        files += [(file.stem, file) for file in _python_files(tree / "ab", walk)]
+    for default_name, file in files:
+        experiment = walk.load_one(file, sdk.Experiment, "ab")
+        if experiment is None:
+            continue
+        name = experiment.name or default_name
+        if not walk.check_name(name, file, "experiment"):
+            continue
+        if name in surface.experiments:
+            walk.report(codes.DUPLICATE_NAME, file, f"experiment {name!r} is defined twice")
+            continue
+        surface.experiments[name] = Entry(experiment, file, walk.extension)
+
+
+def _single_file(tree: Path, walk: Walk, name: str, expected: type[T]) -> T | None:
+    file = tree / name
+    return walk.load_one(file, expected, name) if file.is_file() else None
+
+
+def _seeds(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+    workspace = tree / "sandbox" / "workspace"
+    if not workspace.is_dir():
+        return
+    for path in sorted(workspace.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            surface.seeds.setdefault(path.relative_to(workspace).as_posix(), path)
+
+
+def _subagents(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozenset[str]) -> None:
+    folder = tree / "subagents"
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.iterdir()):
+        if is_skipped(path):
+            continue
+        if not path.is_dir():
+            walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not a subagent folder")
+            continue
+        if not walk.check_name(path.name, path, "subagent"):
+            continue
+        child = AgentSurface(slug=f"{surface.slug}/{path.name}", path=path)
+        walk_tree(path, Walk(walk.loader, walk.base, walk.diagnostics, walk.extension), child, "subagent", known_events)
+        if not child.config.description:
+            walk.report(codes.NO_DESCRIPTION, path / "agent.py", f"subagent {path.name!r} has no description")
+        surface.subagents[path.name] = child
+
+
+def walk_tree(
+    tree: Path, walk: Walk, surface: AgentSurface, kind: str, known_events: frozenset[str]
+) -> None:
+    """Fill ``surface`` from one tree. ``kind`` is ``root``, ``subagent`` or ``extension``."""
+    for path in sorted(tree.iterdir()):
+        if is_skipped(path):
+            continue
+        if path.name == "evals" and path.is_dir():
+            walk.report(codes.EVALS_INSIDE_AGENT, path, "evals/ inside agent/ is ignored; evals live beside agent/")
+        elif kind == "extension" and path.name in AGENT_ONLY:
+            walk.report(codes.AGENT_ONLY_PATH, path, f"an extension cannot carry {path.name!r}; it is ignored")
+        elif kind == "subagent" and path.name == "result.py":
+            walk.report(codes.IGNORED_FILE, path, "result.py is ignored in a subagent; only the root agent commits")
+        elif path.name not in KNOWN_ENTRIES and not (kind == "extension" and path.name == "extension.py"):
+            walk.report(codes.IGNORED_FILE, path, f"{path.name!r} is not part of the agent layout")
+
+    if kind != "extension":
+        config = _single_file(tree, walk, "agent.py", sdk.AgentConfig)
+        if config is not None:
+            surface.config = config
+    _instructions(tree, walk, surface)
+    _tools(tree, walk, surface)
+    _skills(tree, walk, surface)
+    _named_definitions(tree / "mcp-connections", walk, sdk.McpConnection, "mcp-connections/", surface.mcp_connections, "connection")
+    _named_definitions(tree / "host-connections", walk, sdk.McpConnection, "host-connections/", surface.host_connections, "connection")
+    _named_definitions(tree / "channels", walk, sdk.Channel, "channels/", surface.channels, "channel")
+    _hooks(tree, walk, surface, known_events)
+    _schedules(tree, walk, surface)
+    _experiments(tree, walk, surface)
+    artifacts = _single_file(tree, walk, "artifacts.py", sdk.ArtifactsConfig)
+    if artifacts is not None:
+        surface.artifacts = artifacts
+    if kind == "root":
+        surface.result = _single_file(tree, walk, "result.py", sdk.ResultHandler)
+    if kind != "extension":
+        surface.ab_config = _single_file(tree, walk, "ab.config.py", sdk.ABConfig)
+        surface.storage = _single_file(tree, walk, "storage.py", sdk.StorageConfig)
+        surface.otel = _single_file(tree, walk, "otel.py", sdk.OtelConfig)
+        _playground(tree, surface)
+    _seeds(tree, walk, surface)
+    _subagents(tree, walk, surface, known_events)
+    for name, child in surface.subagents.items():
+        if name in surface.tools:
+            walk.report(codes.DUPLICATE_NAME, child.path, f"subagent {name!r} has the name of a tool")
+
+
+def _playground(tree: Path, surface: AgentSurface) -> None:
+    folder = tree / "playground" / "tools"
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.html")):
+            surface.playground_tools[path.stem] = path
+
+
+def _evals(folder: Path, walk: Walk, surface: AgentSurface) -> None:
+    evals = folder / "evals"
+    if not evals.is_dir():
+        return
+    for file in sorted(evals.rglob("*.eval.py")):
+        if any(is_skipped(part) for part in file.relative_to(evals).parts):
+            continue
+        case_id = file.relative_to(evals).as_posix().removesuffix(".eval.py")
+        case = walk.load_one(file, sdk.EvalCase, "evals/")
+        if case is not None:
+            surface.evals[case_id] = Entry(case, file)
+    config_file = evals / "evals.config.py"
+    if config_file.is_file():
+        surface.evals_config = walk.load_one(config_file, sdk.EvalsConfig, "evals/evals.config.py")
+    elif surface.evals:
+        walk.report(codes.EVALS_WITHOUT_CONFIG, config_file, f"{len(surface.evals)} eval case(s) but no evals.config.py")
+
+
+def discover_agent(
+    folder: Path,
+    slug: str,
+    *,
+    known_events: frozenset[str],
+    mount_extensions: Callable[[Path, Walk, AgentSurface, frozenset[str]], None] | None = None,
+) -> tuple[AgentSurface, TreeLoader]:
+    """Discover ``folder`` (holding ``agent/`` and maybe ``evals/``).
+
+    Returns the surface and the loader whose modules back it (unload it when the
+    surface is replaced).
+    """
+    loader = TreeLoader(folder)
+    surface = AgentSurface(slug=slug, path=folder)
+    walk = Walk(loader, folder, surface.diagnostics)
+    tree = folder / "agent"
+    if not tree.is_dir():
+        walk.report(codes.NO_AGENT_TREE, tree, f"{folder} holds no agent/ folder")
+        return surface, loader
+    walk_tree(tree, walk, surface, "root", known_events)
+    if mount_extensions is not None:
+        mount_extensions(tree, walk, surface, known_events)
+    if not any(entry.extension is None for entry in surface.instructions) and not _has_instruction_files(tree):
+        walk.report(codes.NO_INSTRUCTIONS, tree / "instructions.md", "the agent has no instructions")
+    _check_playground(walk, surface)
+    _evals(folder, walk, surface)
+    return surface, loader
+
+
+def _has_instruction_files(tree: Path) -> bool:
+    return any((tree / name).exists() for name in ("instructions.md", "instructions.py", "instructions"))
+
+
+def _check_playground(walk: Walk, surface: AgentSurface) -> None:
+    for name, path in surface.playground_tools.items():
+        if name not in surface.tools:
+            walk.report(codes.UNKNOWN_PLAYGROUND_TOOL, path, f"there is no tool {name!r} to render")
+

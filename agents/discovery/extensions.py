@@ -1,0 +1,278 @@
+"""Mounting extensions and plugins into an agent's surface.
+
+``extensions/<ns>.py`` (or ``extensions/<ns>/extension.py``) names the source.
+The source tree is discovered on its own, the mount folder's overrides and
+``disable_*()`` are applied, and what remains joins the agent as ``<ns>__<name>``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agents import sdk
+from agents.discovery import diagnostics as codes
+from agents.discovery.discover import Walk, _skills, is_skipped, walk_tree
+from agents.discovery.markdown import FrontMatterError, split_front_matter
+from agents.discovery.surface import AgentSurface, Entry, ExtensionInfo, InstructionPart, SkillDoc
+
+ENTRY_POINT_GROUP = "agent_platform.extensions"
+PLUGIN_MANIFESTS = (".claude-plugin/plugin.json", ".cursor-plugin/plugin.json", "plugin.json")
+
+# Contribution kind (as named by disable_*) -> the surface registries that hold it.
+REGISTRIES: dict[str, tuple[str, ...]] = {
+    "tool": ("tools",),
+    "skill": ("skills",),
+    "connection": ("mcp_connections", "host_connections"),
+    "hook": ("hooks",),
+    "channel": ("channels",),
+    "schedule": ("schedules",),
+    "subagent": ("subagents",),
+    "ab": ("experiments",),
+}
+
+
+def resolve_source(source: str, relative_to: Path) -> Path | None:
+    """The folder of a mount source: a path, an entry point, or an importable package."""
+    if source.startswith((".", "/")) or "/" in source:
+        folder = (relative_to / source).resolve()
+        return folder if folder.is_dir() else None
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=source):
+        target = entry_point.load()
+        location = getattr(target, "__path__", None) or [Path(getattr(target, "__file__", "")).parent]
+        return Path(next(iter(location)))
+    try:
+        spec = importlib.util.find_spec(source)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def mount_extensions(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozenset[str]) -> None:
+    """Mount every ``extensions/<ns>`` of ``tree`` into ``surface``."""
+    folder = tree / "extensions"
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.iterdir()):
+        if is_skipped(path):
+            continue
+        if path.is_file() and path.suffix == ".py":
+            namespace, mount_file, override_dir = path.stem, path, None
+        elif path.is_dir():
+            namespace, mount_file, override_dir = path.name, path / "extension.py", path
+            if not mount_file.is_file():
+                walk.report(codes.NO_DEFINITION, mount_file, f"mount folder {path.name!r} has no extension.py")
+                continue
+        else:
+            walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not a mount (.py file or folder)")
+            continue
+        if not walk.check_name(namespace, path, "extension namespace"):
+            continue
+        spec = walk.load_one(mount_file, (sdk.Mount, sdk.PluginMount), "extensions/")
+        if spec is None:
+            continue
+        mounted = _load_source(spec, namespace, mount_file, walk, known_events)
+        if mounted is None:
+            continue
+        contribution, info = mounted
+        if override_dir is not None:
+            _apply_overrides(override_dir, contribution, info, walk, known_events)
+        _apply_disables(spec.disable, contribution, info, walk, mount_file)
+        _merge(contribution, namespace, surface, info)
+        surface.extensions[namespace] = info
+
+
+def _load_source(
+    spec: sdk.Mount | sdk.PluginMount, namespace: str, mount_file: Path, walk: Walk, known_events: frozenset[str]
+) -> tuple[AgentSurface, ExtensionInfo] | None:
+    source = spec.source if isinstance(spec, sdk.Mount) else spec.path
+    folder = resolve_source(source, mount_file.parent) if isinstance(spec, sdk.Mount) else (mount_file.parent / source).resolve()
+    if folder is None or not folder.is_dir():
+        walk.report(codes.MOUNT_NOT_FOUND, mount_file, f"cannot find extension {source!r}")
+        return None
+    info = ExtensionInfo(namespace, "mount" if isinstance(spec, sdk.Mount) else "plugin", source, folder)
+    contribution = AgentSurface(slug=namespace, path=folder)
+    ext_walk = Walk(walk.loader.child(folder), walk.base, walk.diagnostics, namespace)
+    if isinstance(spec, sdk.PluginMount):
+        return (contribution, info) if _load_plugin(folder, ext_walk, contribution, mount_file) else None
+    if not _config_is_valid(folder, spec, ext_walk, mount_file):
+        return None
+    walk_tree(folder, ext_walk, contribution, "extension", known_events)
+    return contribution, info
+
+
+def _config_is_valid(folder: Path, spec: sdk.Mount, walk: Walk, mount_file: Path) -> bool:
+    declared = walk.load_one(folder / "extension.py", sdk.ExtensionSpec, "extension.py") if (folder / "extension.py").is_file() else None
+    schema = declared.config if declared is not None else None
+    if schema is None:
+        if spec.config:
+            walk.report(codes.INVALID_EXTENSION_CONFIG, mount_file, f"extension {spec.source!r} takes no config")
+            return False
+        return True
+    try:
+        schema.model_validate(dict(spec.config))
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in error.errors())
+        walk.report(codes.INVALID_EXTENSION_CONFIG, mount_file, f"config for {spec.source!r}: {problems}")
+        return False
+    return True
+
+
+def _apply_overrides(
+    override_dir: Path, contribution: AgentSurface, info: ExtensionInfo, walk: Walk, known_events: frozenset[str]
+) -> None:
+    overrides = AgentSurface(slug=contribution.slug, path=override_dir)
+    override_walk = Walk(walk.loader, walk.base, walk.diagnostics, contribution.slug)
+    walk_tree(override_dir, override_walk, overrides, "extension", known_events)
+    for kind, registries in REGISTRIES.items():
+        for registry in registries:
+            for name, value in getattr(overrides, registry).items():
+                existing: dict[str, Any] = getattr(contribution, registry)
+                if name not in existing:
+                    path = value.path if isinstance(value, (Entry, AgentSurface)) else override_dir
+                    walk.report(codes.UNKNOWN_OVERRIDE, path, f"the extension has no {kind} {name!r} to override")
+                    continue
+                existing[name] = value
+                info.overridden.append(f"{kind}:{name}")
+
+
+def _apply_disables(
+    disables: tuple[sdk.Disable, ...], contribution: AgentSurface, info: ExtensionInfo, walk: Walk, mount_file: Path
+) -> None:
+    for item in disables:
+        removed = False
+        if item.kind == "instructions":
+            removed, contribution.instructions = bool(contribution.instructions), []
+        elif item.kind == "artifacts":
+            removed, contribution.artifacts = contribution.artifacts is not None, None
+        else:
+            for registry in REGISTRIES[item.kind]:
+                removed = getattr(contribution, registry).pop(item.name, None) is not None or removed
+        if removed:
+            info.disabled.append(f"{item.kind}:{item.name}")
+        else:
+            walk.report(codes.UNKNOWN_DISABLE, mount_file, f"the extension has no {item.kind} {item.name!r} to disable")
+
+
+def _merge(contribution: AgentSurface, namespace: str, surface: AgentSurface, info: ExtensionInfo) -> None:
+    def prefixed(name: str) -> str:
+        return f"{namespace}__{name}"
+
+    for kind, registries in REGISTRIES.items():
+        for registry in registries:
+            source: dict[str, Any] = getattr(contribution, registry)
+            target: dict[str, Any] = getattr(surface, registry)
+            for name, value in source.items():
+                if isinstance(value, Entry) and isinstance(value.value, sdk.Tool):
+                    value = Entry(value.value.renamed(prefixed(name)), value.path, namespace)
+                target[prefixed(name)] = value
+                info.contributed.setdefault(f"{registry}", []).append(prefixed(name))
+    if contribution.instructions:
+        surface.instructions.extend(contribution.instructions)
+        info.contributed["instructions"] = [entry.path.name for entry in contribution.instructions]
+    if contribution.artifacts is not None:
+        kinds = {prefixed(kind): text for kind, text in contribution.artifacts.kinds.items()}
+        base = surface.artifacts or sdk.ArtifactsConfig(kinds={})
+        surface.artifacts = sdk.ArtifactsConfig({**base.kinds, **kinds}, base.tag_artifact, base.retention)
+        info.contributed["artifactKinds"] = list(kinds)
+    for relative, path in contribution.seeds.items():
+        surface.seeds.setdefault(relative, path)  # the agent's own seed wins
+    if contribution.seeds:
+        info.contributed["seeds"] = sorted(contribution.seeds)
+
+
+# --- plugin folders ---------------------------------------------------------------------------
+
+
+def _load_plugin(folder: Path, walk: Walk, contribution: AgentSurface, mount_file: Path) -> bool:
+    manifest = next((folder / name for name in PLUGIN_MANIFESTS if (folder / name).is_file()), None)
+    if manifest is None:
+        walk.report(codes.INVALID_PLUGIN, mount_file, f"{folder.name!r} has no plugin.json")
+        return False
+    try:
+        data = json.loads(manifest.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        walk.report(codes.INVALID_PLUGIN, manifest, f"plugin.json is not valid JSON: {error}")
+        return False
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        walk.report(codes.INVALID_PLUGIN, manifest, "plugin.json must be an object with a 'name'")
+        return False
+    _skills(folder, walk, contribution)
+    _markdown_folder(folder / "commands", walk, lambda name, front, body, path: _command(name, front, body, path, contribution, walk))
+    _markdown_folder(folder / "agents", walk, lambda name, front, body, path: _plugin_agent(name, front, body, path, contribution, walk))
+    _mcp_json(folder, walk, contribution)
+    return True
+
+
+def _markdown_folder(folder: Path, walk: Walk, add: Callable[[str, dict[str, Any], str, Path], None]) -> None:
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.iterdir()):
+        if is_skipped(path) or path.suffix != ".md":
+            continue
+        try:
+            front, body = split_front_matter(path.read_text())
+        except FrontMatterError as error:
+            walk.report(codes.INVALID_PLUGIN, path, str(error))
+            continue
+        if walk.check_name(path.stem, path, folder.name.rstrip("s")):
+            add(path.stem, front, body, path)
+
+
+def _command(name: str, front: dict[str, Any], body: str, path: Path, contribution: AgentSurface, walk: Walk) -> None:
+    if not body:
+        walk.report(codes.INVALID_PLUGIN, path, f"command {name!r} is empty")
+        return
+    description = str(front.get("description") or body.splitlines()[0]).strip()
+    contribution.skills[name] = Entry(SkillDoc(description, body, source="command"), path, walk.extension)
+
+
+def _plugin_agent(name: str, front: dict[str, Any], body: str, path: Path, contribution: AgentSurface, walk: Walk) -> None:
+    description = front.get("description")
+    if not isinstance(description, str) or not description.strip():
+        walk.report(codes.NO_DESCRIPTION, path, f"plugin agent {name!r} has no description")
+        return
+    model = front.get("model")
+    child = AgentSurface(
+        slug=name,
+        path=path,
+        config=sdk.AgentConfig(model=model if isinstance(model, str) and ":" in model else None, description=description),
+    )
+    if body:
+        child.instructions.append(Entry(InstructionPart(body), path, walk.extension))
+    contribution.subagents[name] = child
+
+
+def _mcp_json(folder: Path, walk: Walk, contribution: AgentSurface) -> None:
+    file = next((folder / name for name in ("mcp.json", ".mcp.json") if (folder / name).is_file()), None)
+    if file is None:
+        return
+    try:
+        servers = json.loads(file.read_text()).get("mcpServers", {})
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError) as error:
+        walk.report(codes.INVALID_PLUGIN, file, f"mcp.json is not a JSON object with mcpServers: {error}")
+        return
+    for name, server in sorted(servers.items()):
+        if not walk.check_name(name, file, "connection"):
+            continue
+        try:
+            connection = sdk.define_mcp_connection(
+                command=server.get("command"),
+                args=server.get("args", ()),
+                env=server.get("env"),
+                url=server.get("url"),
+                headers=server.get("headers"),
+            )
+        except (sdk.DefinitionError, AttributeError, TypeError) as error:
+            walk.report(codes.INVALID_PLUGIN, file, f"mcp server {name!r}: {error}")
+            continue
+        contribution.mcp_connections[name] = Entry(connection, file, walk.extension)
+

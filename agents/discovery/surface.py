@@ -1,0 +1,234 @@
+"""An agent's discovered surface: every slot's definitions, where each came from,
+and the diagnostics. ``info()`` is the document of ``GET /v1/info`` and
+``agent info --json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from agents import sdk
+from agents.discovery.diagnostics import Diagnostic
+
+T = TypeVar("T")
+
+FILE_TOOLS = frozenset({"Read", "LS", "Grep", "Glob", "Write", "StrReplace", "Delete", "SemanticSearch"})
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    """A definition and where it came from: its file, and the extension that contributed it."""
+
+    value: T
+    path: Path
+    extension: str | None = None
+
+
+@dataclass(frozen=True)
+class SkillDoc:
+    """A skill as discovered: the catalog line and the body loaded on demand."""
+
+    description: str
+    body: str
+    source: str = "skill"  # "skill" | "command" (from a plugin's commands/)
+
+
+@dataclass(frozen=True)
+class InstructionPart:
+    text: str | None
+    render: Any = None
+
+
+@dataclass
+class ExtensionInfo:
+    namespace: str
+    kind: str  # "mount" | "plugin"
+    source: str
+    path: Path | None
+    contributed: dict[str, list[str]] = field(default_factory=dict)
+    disabled: list[str] = field(default_factory=list)
+    overridden: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AgentSurface:
+    """Everything discovery found in one agent tree."""
+
+    slug: str
+    path: Path
+    config: sdk.AgentConfig = field(default_factory=sdk.AgentConfig)
+    instructions: list[Entry[InstructionPart]] = field(default_factory=list)
+    tools: dict[str, Entry[sdk.Tool]] = field(default_factory=dict)
+    skills: dict[str, Entry[SkillDoc]] = field(default_factory=dict)
+    mcp_connections: dict[str, Entry[sdk.McpConnection]] = field(default_factory=dict)
+    host_connections: dict[str, Entry[sdk.McpConnection]] = field(default_factory=dict)
+    subagents: dict[str, AgentSurface] = field(default_factory=dict)
+    extensions: dict[str, ExtensionInfo] = field(default_factory=dict)
+    channels: dict[str, Entry[sdk.Channel]] = field(default_factory=dict)
+    hooks: dict[str, Entry[sdk.Hook]] = field(default_factory=dict)
+    schedules: dict[str, Entry[sdk.Schedule]] = field(default_factory=dict)
+    experiments: dict[str, Entry[sdk.Experiment]] = field(default_factory=dict)
+    ab_config: sdk.ABConfig | None = None
+    artifacts: sdk.ArtifactsConfig | None = None
+    result: sdk.ResultHandler | None = None
+    storage: sdk.StorageConfig | None = None
+    otel: sdk.OtelConfig | None = None
+    seeds: dict[str, Path] = field(default_factory=dict)
+    playground_tools: dict[str, Path] = field(default_factory=dict)
+    evals: dict[str, Entry[sdk.EvalCase]] = field(default_factory=dict)
+    evals_config: sdk.EvalsConfig | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.all_diagnostics() if d.is_error]
+
+    def all_diagnostics(self) -> list[Diagnostic]:
+        """This tree's diagnostics and its subagents', in discovery order."""
+        found = list(self.diagnostics)
+        for child in self.subagents.values():
+            found += child.all_diagnostics()
+        return found
+
+    def info(self, default_model: str) -> dict[str, Any]:
+        """The JSON document describing this agent (``GET /v1/info``)."""
+        model = self.config.model or default_model
+        return {
+            "agent": self.slug,
+            "model": model,
+            "testModel": model == "test",
+            "description": self.config.description,
+            "maxRunningTurns": self.config.max_running_turns,
+            "instructions": [_source(entry) for entry in self.instructions],
+            "tools": [_tool_info(name, entry) for name, entry in self.tools.items()],
+            "skills": [
+                {"name": name, "description": e.value.description, "source": e.value.source, "extension": e.extension}
+                for name, e in self.skills.items()
+            ],
+            "mcpConnections": [_connection_info(name, e) for name, e in self.mcp_connections.items()],
+            "hostConnections": [_connection_info(name, e) for name, e in self.host_connections.items()],
+            "subagents": [
+                {
+                    "id": name,
+                    "description": child.config.description,
+                    "model": child.config.model or model,
+                    "tools": list(child.tools),
+                    "skills": list(child.skills),
+                }
+                for name, child in self.subagents.items()
+            ],
+            "channels": [_channel_info(self.slug, name, e) for name, e in self.channels.items()],
+            "schedules": [
+                {
+                    "name": name,
+                    "cron": e.value.cron,
+                    "description": e.value.description,
+                    "runs": "prompt" if e.value.prompt is not None else "handler",
+                    "extension": e.extension,
+                }
+                for name, e in self.schedules.items()
+            ],
+            "hooks": [{"name": name, "events": list(e.value.events), "extension": e.extension} for name, e in self.hooks.items()],
+            "experiments": [
+                {
+                    "name": name,
+                    "arms": list(e.value.arms),
+                    "weights": list(e.value.weights),
+                    "description": e.value.description,
+                    "extension": e.extension,
+                }
+                for name, e in self.experiments.items()
+            ],
+            "abConfig": None
+            if self.ab_config is None
+            else {"enabled": self.ab_config.enabled, "excludePurposes": list(self.ab_config.exclude_purposes)},
+            "artifacts": None
+            if self.artifacts is None
+            else {
+                "kinds": dict(self.artifacts.kinds),
+                "tagArtifact": self.artifacts.tag_artifact,
+                "retentionSeconds": int(self.artifacts.retention.total_seconds()) if self.artifacts.retention else None,
+            },
+            "result": self.result is not None,
+            "storage": {"kv": self.storage.kv, "files": self.storage.files} if self.storage else None,
+            "otel": self.otel is not None and self.otel.enabled,
+            "root": type(self.config.root).__name__ if self.config.root is not None else None,
+            "extensions": [
+                {
+                    "namespace": ext.namespace,
+                    "kind": ext.kind,
+                    "source": ext.source,
+                    "contributed": ext.contributed,
+                    "disabled": ext.disabled,
+                    "overridden": ext.overridden,
+                }
+                for ext in self.extensions.values()
+            ],
+            "workspace": {"seeds": sorted(self.seeds)},
+            "playgroundTools": sorted(self.playground_tools),
+            "evals": {
+                "cases": [
+                    {"id": case_id, "description": e.value.description, "tags": list(e.value.tags)}
+                    for case_id, e in self.evals.items()
+                ],
+                "config": None
+                if self.evals_config is None
+                else {
+                    "maxConcurrency": self.evals_config.max_concurrency,
+                    "tags": list(self.evals_config.tags),
+                    "timeout": self.evals_config.timeout,
+                    "model": self.evals_config.model,
+                },
+            },
+            "diagnostics": [d.as_dict() for d in self.all_diagnostics()],
+        }
+
+
+def _source(entry: Entry[InstructionPart]) -> dict[str, Any]:
+    return {"path": entry.path.name, "dynamic": entry.value.render is not None, "extension": entry.extension}
+
+
+def _tool_info(name: str, entry: Entry[sdk.Tool]) -> dict[str, Any]:
+    tool = entry.value
+    return {
+        "name": name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
+        "execution": tool.execution,
+        "effect": tool.effect,
+        "needsApproval": "conditional" if callable(tool.needs_approval) else tool.needs_approval,
+        "timeout": tool.timeout,
+        "extension": entry.extension,
+    }
+
+
+def _connection_info(name: str, entry: Entry[sdk.McpConnection]) -> dict[str, Any]:
+    connection = entry.value
+    return {
+        "name": name,
+        "transport": connection.transport,
+        "description": connection.description,
+        "target": connection.url or connection.command,
+        "extension": entry.extension,
+    }
+
+
+def _channel_info(slug: str, name: str, entry: Entry[sdk.Channel]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "routes": [
+            {
+                "method": route.method,
+                "path": route.path,
+                "url": f"/{slug}/v1/channels/{name}{route.path}",
+                "description": route.description,
+                "bodySchema": route.body.model_json_schema() if route.body is not None else None,
+            }
+            for route in entry.value.routes
+        ],
+        "events": list(entry.value.events),
+        "extension": entry.extension,
+    }

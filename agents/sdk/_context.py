@@ -1,0 +1,121 @@
+"""The context objects handed to authored code.
+
+The platform builds them; authors read them. Host APIs (``host.kv``,
+``host.files``, ``artifacts.tag``) are async. Each field is typed with a
+protocol so that an agent tree can be type-checked without the platform.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class KV(Protocol):
+    """``ctx.host.kv``: JSON values per key, per agent."""
+
+    async def get(self, key: str, default: Any = None) -> Any: ...
+    async def put(self, key: str, value: Any) -> None: ...
+    async def delete(self, key: str) -> None: ...
+    async def list(self, prefix: str = "") -> list[str]: ...
+
+
+class Files(Protocol):
+    """``ctx.host.files``: stored files with etag compare-and-swap."""
+
+    async def read(self, path: str) -> tuple[bytes, str]: ...
+    async def write(self, path: str, content: bytes | str, *, etag: str | None = None) -> str: ...
+    async def list(self, prefix: str = "") -> list[str]: ...
+    async def delete(self, path: str) -> None: ...
+
+
+class Artifacts(Protocol):
+    """``ctx.artifacts``: keep a file for people to see."""
+
+    async def tag(self, name: str, content: bytes | str, *, kind: str, content_type: str | None = None) -> str: ...
+
+
+class Host(Protocol):
+    """``ctx.host``: storage, telemetry, MCP and reminders of the platform."""
+
+    kv: KV
+    files: Files
+    mcp: Any
+    otel: Any
+    reminders: Any
+
+
+class Signal:
+    """Cancellation: set when the turn is stopped or preempted."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+
+@dataclass
+class SessionInfo:
+    """What authored code may know about the session it runs in."""
+
+    id: str
+    agent: str
+    mode: str = "chat"
+    purpose: str = "live"
+    dry_run: bool = False
+    channel: str = "http"
+
+
+@dataclass
+class ToolContext:
+    """Passed to a tool as its ``ctx`` parameter."""
+
+    session: SessionInfo
+    host: Host | None = None
+    artifacts: Artifacts | None = None
+    workspace: Path | None = None
+    state_root: Path | None = None
+    secrets: dict[str, str] = field(default_factory=dict)
+    signal: Signal = field(default_factory=Signal)
+    call_id: str = ""
+
+
+@dataclass
+class HookContext:
+    """Passed to a hook handler with each event."""
+
+    session: SessionInfo
+    agent: str
+    channel: str = "http"
+    host: Host | None = None
+    artifacts: Artifacts | None = None
+
+
+@dataclass
+class ChannelContext:
+    """Passed to a channel route handler."""
+
+    agent: str
+    channel: str
+    host: Host | None = None
+    secrets: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ResultContext:
+    """Passed to ``commit(ctx)`` after the model's final answer."""
+
+    session: SessionInfo
+    text: str
+    host: Host | None = None
+    artifacts: Artifacts | None = None

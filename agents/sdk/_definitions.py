@@ -1,0 +1,449 @@
+"""The ``define_*`` helpers: one small, frozen definition per authoring slot.
+
+Each helper checks what it can at import time and raises ``DefinitionError``
+with the reason; discovery later names the file. Optional parameters are
+keyword-only, so new ones can be added without breaking authored agents.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from agents.sdk._errors import DefinitionError
+from agents.sdk._fs import FileSystemSpec
+
+Handler = Callable[..., Any]
+HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
+
+
+def _require_callable(value: Any, what: str) -> None:
+    if not callable(value):
+        raise DefinitionError(f"{what} must be a function, not {value!r}")
+
+
+# --- agent, instructions, skills ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """``agent.py``: how the agent runs. ``description`` is required on subagents."""
+
+    model: str | None = None
+    description: str | None = None
+    max_running_turns: int | None = None
+    root: FileSystemSpec | Callable[..., FileSystemSpec] | None = None
+    tools: tuple[str, ...] | None = None
+    secrets: tuple[str, ...] = ()
+
+
+def define_agent(
+    *,
+    model: str | None = None,
+    description: str | None = None,
+    max_running_turns: int | None = None,
+    root: FileSystemSpec | Callable[..., FileSystemSpec] | None = None,
+    tools: Sequence[str] | None = None,
+    secrets: Sequence[str] = (),
+) -> AgentConfig:
+    """Configure the agent (``agent.py``).
+
+    Args:
+        model: ``provider:name`` (``openai:gpt-4.1``, ``anthropic:claude-sonnet-4``) or ``test``;
+            default ``AGENT_DEFAULT_MODEL``.
+        description: what the agent does; required for a subagent (its parent reads it).
+        max_running_turns: cap on turns running at once across sessions; more wait as ``turn.queued``.
+        root: a FileSystem (or a factory of the session) from which the file tools are made.
+        tools: allow-list of the synthesized file tools (``Read``, ``Grep``, ...).
+        secrets: names of the secrets the agent's code may read.
+
+    Raises:
+        DefinitionError: for a model id without a provider or a non-positive turn cap.
+    """
+    if model is not None and model != "test" and ":" not in model:
+        raise DefinitionError(f"model {model!r} must be 'provider:name' (e.g. 'openai:gpt-4.1') or 'test'")
+    if max_running_turns is not None and max_running_turns < 1:
+        raise DefinitionError(f"max_running_turns must be at least 1, not {max_running_turns!r}")
+    if root is not None and not isinstance(root, FileSystemSpec) and not callable(root):
+        raise DefinitionError(f"root must be a FileSystem (temp_fs(), union_fs(...), ...) or a factory, not {root!r}")
+    return AgentConfig(model, description, max_running_turns, root, tuple(tools) if tools is not None else None, tuple(secrets))
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """System-prompt text, fixed or computed from the session."""
+
+    text: str | None = None
+    render: Handler | None = None
+
+
+def define_instructions(text_or_render: str | Handler) -> Instructions:
+    """Instructions from Python (``instructions.py``): a string, or a function of the context.
+
+    Raises:
+        DefinitionError: for anything else.
+    """
+    if isinstance(text_or_render, str):
+        return Instructions(text=text_or_render)
+    _require_callable(text_or_render, "define_instructions()")
+    return Instructions(render=text_or_render)
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A procedure the model loads on demand: the catalog shows the description."""
+
+    description: str
+    instructions: str
+    name: str | None = None
+
+
+def define_skill(*, description: str, instructions: str, name: str | None = None) -> Skill:
+    """A skill from Python; Markdown skills (``skills/<name>.md``) are the usual form.
+
+    Raises:
+        DefinitionError: for an empty description or body.
+    """
+    if not description.strip():
+        raise DefinitionError("a skill needs a description: the model chooses skills by it")
+    if not instructions.strip():
+        raise DefinitionError("a skill needs instructions (its body)")
+    return Skill(description.strip(), instructions.strip(), name)
+
+
+# --- connections, channels, hooks, schedules -------------------------------------------
+
+
+@dataclass(frozen=True)
+class McpConnection:
+    """An MCP server, over stdio (``command``) or streamable HTTP (``url``)."""
+
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    description: str | None = None
+    tools: tuple[str, ...] | None = None
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "stdio" if self.command else "http"
+
+
+def define_mcp_connection(
+    *,
+    command: str | None = None,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    description: str | None = None,
+    tools: Sequence[str] | None = None,
+) -> McpConnection:
+    """An MCP server the agent uses (``mcp-connections/``) or host code uses (``host-connections/``).
+
+    Raises:
+        DefinitionError: unless exactly one of ``command`` and ``url`` is given.
+    """
+    if bool(command) == bool(url):
+        raise DefinitionError("an MCP connection needs exactly one of command= (stdio) or url= (HTTP)")
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise DefinitionError(f"url {url!r} must be an http(s) URL")
+    return McpConnection(
+        command, tuple(args), dict(env or {}), url, dict(headers or {}), description, tuple(tools) if tools else None
+    )
+
+
+@dataclass(frozen=True)
+class Route:
+    """One HTTP route of a channel, served under ``/<slug>/v1/channels/<channel><path>``."""
+
+    method: str
+    path: str
+    handler: Handler
+    body: type[BaseModel] | None = None
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.method.upper() not in HTTP_METHODS:
+            raise DefinitionError(f"route method {self.method!r} is not one of {sorted(HTTP_METHODS)}")
+        object.__setattr__(self, "method", self.method.upper())
+        if not self.path.startswith("/"):
+            raise DefinitionError(f"route path {self.path!r} must start with '/'")
+        _require_callable(self.handler, f"the handler of {self.method} {self.path}")
+        if self.body is not None and not (isinstance(self.body, type) and issubclass(self.body, BaseModel)):
+            raise DefinitionError(f"route body for {self.path!r} must be a pydantic model class, not {self.body!r}")
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A way in and out: HTTP routes and a subscriber to the session's events."""
+
+    routes: tuple[Route, ...] = ()
+    events: Mapping[str, Handler] = field(default_factory=dict)
+    auth: Handler | None = None
+
+
+def define_channel(
+    *, routes: Sequence[Route] = (), events: Mapping[str, Handler] | None = None, auth: Handler | None = None
+) -> Channel:
+    """A channel (``channels/<name>.py``).
+
+    Raises:
+        DefinitionError: for a route that is not a ``Route``, two routes with the same
+            method and path, or a handler that is not a function.
+    """
+    seen: set[tuple[str, str]] = set()
+    for route in routes:
+        if not isinstance(route, Route):
+            raise DefinitionError(f"routes must be Route(...) objects, not {route!r}")
+        if (route.method, route.path) in seen:
+            raise DefinitionError(f"two routes for {route.method} {route.path}")
+        seen.add((route.method, route.path))
+    for event_type, handler in (events or {}).items():
+        _require_callable(handler, f"the handler for {event_type!r}")
+    if auth is not None:
+        _require_callable(auth, "auth")
+    return Channel(tuple(routes), dict(events or {}), auth)
+
+
+@dataclass(frozen=True)
+class Hook:
+    """An observe-only subscriber: ``{event type or "*": handler}``."""
+
+    events: Mapping[str, Handler]
+
+
+def define_hook(*, events: Mapping[str, Handler]) -> Hook:
+    """A hook (``hooks/<path>.py``). An empty map is allowed but the hook never runs.
+
+    Raises:
+        DefinitionError: for a handler that is not a function.
+    """
+    for event_type, handler in events.items():
+        _require_callable(handler, f"the hook handler for {event_type!r}")
+    return Hook(dict(events))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A cron run (UTC, 5 fields): a ``task`` session with ``prompt``, or ``handler`` called."""
+
+    cron: str
+    prompt: str | None = None
+    handler: Handler | None = None
+    description: str | None = None
+
+
+def define_schedule(
+    *, cron: str, prompt: str | None = None, handler: Handler | None = None, description: str | None = None
+) -> Schedule:
+    """A schedule (``schedules/<name>.py``; Markdown with ``cron`` front matter also works).
+    The cron expression is checked by discovery.
+
+    Raises:
+        DefinitionError: unless exactly one of ``prompt`` and ``handler`` is given.
+    """
+    if (prompt is None) == (handler is None):
+        raise DefinitionError("a schedule needs exactly one of prompt= or handler=")
+    if handler is not None:
+        _require_callable(handler, "the schedule handler")
+    return Schedule(cron.strip(), prompt, handler, description)
+
+
+# --- A/B, artifacts, result, storage, telemetry -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """An A/B experiment: a sticky arm per session, with per-arm instructions."""
+
+    arms: tuple[str, ...]
+    weights: tuple[float, ...]
+    instructions: Mapping[str, str] = field(default_factory=dict)
+    metrics: Handler | None = None
+    name: str | None = None
+    description: str | None = None
+
+
+def define_ab(
+    *,
+    arms: Sequence[str],
+    weights: Sequence[float] | None = None,
+    instructions: Mapping[str, str] | None = None,
+    metrics: Handler | None = None,
+    name: str | None = None,
+    description: str | None = None,
+) -> Experiment:
+    """An experiment (``ab.py`` or ``ab/<name>.py``); ``name`` overrides the file name.
+
+    Raises:
+        DefinitionError: for fewer than two arms, duplicate arms, weights that do not
+            match the arms or are not positive, or instructions for an unknown arm.
+    """
+    arms = tuple(arms)
+    if len(arms) < 2 or len(set(arms)) != len(arms):
+        raise DefinitionError(f"an experiment needs two or more distinct arms, not {list(arms)!r}")
+    weights = tuple(float(w) for w in weights) if weights is not None else tuple(1.0 for _ in arms)
+    if len(weights) != len(arms) or any(w <= 0 for w in weights):
+        raise DefinitionError(f"weights {list(weights)!r} must be one positive number per arm {list(arms)!r}")
+    unknown = set(instructions or {}) - set(arms)
+    if unknown:
+        raise DefinitionError(f"instructions for unknown arms {sorted(unknown)!r}; the arms are {list(arms)!r}")
+    if metrics is not None:
+        _require_callable(metrics, "metrics")
+    return Experiment(arms, weights, dict(instructions or {}), metrics, name, description)
+
+
+@dataclass(frozen=True)
+class ABConfig:
+    """``ab.config.py``: settings shared by the agent's experiments."""
+
+    enabled: bool = True
+    exclude_purposes: tuple[str, ...] = ("eval",)
+
+
+def define_ab_config(*, enabled: bool = True, exclude_purposes: Sequence[str] = ("eval",)) -> ABConfig:
+    """Shared A/B settings: turn all experiments off, or keep some session purposes out."""
+    return ABConfig(enabled, tuple(exclude_purposes))
+
+
+@dataclass(frozen=True)
+class ArtifactsConfig:
+    """``artifacts.py``: the kinds of artifact the agent keeps, and for how long."""
+
+    kinds: Mapping[str, str]
+    tag_artifact: bool = False
+    retention: timedelta | None = None
+
+
+def define_artifacts(
+    *,
+    kinds: Mapping[str, str] | Sequence[str],
+    tag_artifact: bool = False,
+    retention: timedelta | int | None = None,
+) -> ArtifactsConfig:
+    """Artifact kinds (``{kind: description}`` or a list), whether the model gets the
+    ``tag_artifact`` tool, and a retention (a timedelta or whole days).
+
+    Raises:
+        DefinitionError: for no kinds or a non-positive retention.
+    """
+    kind_map = dict(kinds) if isinstance(kinds, Mapping) else {kind: "" for kind in kinds}
+    if not kind_map:
+        raise DefinitionError("define_artifacts needs at least one kind")
+    if isinstance(retention, int):
+        retention = timedelta(days=retention)
+    if retention is not None and retention <= timedelta(0):
+        raise DefinitionError(f"retention must be positive, not {retention!r}")
+    return ArtifactsConfig(kind_map, tag_artifact, retention)
+
+
+@dataclass(frozen=True)
+class ResultHandler:
+    """``result.py``: ``commit(ctx)`` runs on the final assistant text."""
+
+    commit: Handler
+
+
+def define_result(*, commit: Handler) -> ResultHandler:
+    """What to do with the final answer; a raise (or an empty answer) fails the turn."""
+    _require_callable(commit, "commit")
+    return ResultHandler(commit)
+
+
+@dataclass(frozen=True)
+class StorageConfig:
+    """``storage.py``: where ``ctx.host.kv`` and ``ctx.host.files`` keep data."""
+
+    kv: Literal["database"] = "database"
+    files: Literal["database"] = "database"
+
+
+def define_storage(*, kv: Literal["database"] = "database", files: Literal["database"] = "database") -> StorageConfig:
+    """Storage backends; the database (Postgres) is the one backend so far.
+
+    Raises:
+        DefinitionError: for an unknown backend.
+    """
+    for what, value in (("kv", kv), ("files", files)):
+        if value != "database":
+            raise DefinitionError(f"{what} backend {value!r} is not available; use 'database'")
+    return StorageConfig(kv, files)
+
+
+@dataclass(frozen=True)
+class OtelConfig:
+    """``otel.py``: where the agent's traces and metrics go."""
+
+    endpoint: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    service_name: str | None = None
+    enabled: bool = True
+
+
+def define_otel(
+    *,
+    endpoint: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    service_name: str | None = None,
+    enabled: bool = True,
+) -> OtelConfig:
+    """OpenTelemetry export for this agent (OTLP over HTTP)."""
+    return OtelConfig(endpoint, dict(headers or {}), service_name, enabled)
+
+
+# --- evals ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    """One eval case (``evals/**/*.eval.py``): ``test(t)`` drives a session and checks it."""
+
+    test: Handler
+    description: str | None = None
+    tags: tuple[str, ...] = ()
+    timeout: float | None = None
+
+
+def define_eval(
+    *, test: Handler, description: str | None = None, tags: Sequence[str] = (), timeout: float | None = None
+) -> EvalCase:
+    """An eval case; ``test`` is ``async def test(t)`` using ``t.send``, ``t.reply``, ``t.called``...
+
+    Raises:
+        DefinitionError: when ``test`` is not a function of one argument.
+    """
+    _require_callable(test, "test")
+    if len(inspect.signature(test).parameters) != 1:
+        raise DefinitionError("an eval's test takes one argument, t")
+    return EvalCase(test, description, tuple(tags), timeout)
+
+
+@dataclass(frozen=True)
+class EvalsConfig:
+    """``evals/evals.config.py``: how the agent's eval cases run."""
+
+    max_concurrency: int = 4
+    tags: tuple[str, ...] = ()
+    timeout: float | None = None
+    model: str | None = None
+
+
+def define_evals_config(
+    *, max_concurrency: int = 4, tags: Sequence[str] = (), timeout: float | None = None, model: str | None = None
+) -> EvalsConfig:
+    """Eval settings: concurrency, default tags, per-case timeout, model override.
+
+    Raises:
+        DefinitionError: for a concurrency below 1.
+    """
+    if max_concurrency < 1:
+        raise DefinitionError(f"max_concurrency must be at least 1, not {max_concurrency!r}")
+    return EvalsConfig(max_concurrency, tuple(tags), timeout, model)
