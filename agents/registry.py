@@ -9,7 +9,6 @@ gone is not served. ``surface_for`` gives an agent's discovered surface.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from django.db import IntegrityError, transaction
 
 from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
-from agents.discovery import AgentSurface, TreeLoader, discover
+from agents.discovery import AgentSurface, TreeLoader, discover, tree_fingerprint
 from agents.models import Agent, AgentSource
 
 logger = logging.getLogger(__name__)
@@ -107,17 +106,6 @@ class _Discovered:
 
 _surfaces: dict[str, _Discovered] = {}
 _surfaces_lock = threading.Lock()
-
-
-def tree_fingerprint(folder: Path) -> tuple[int, int, int]:
-    """Changes whenever a file under ``folder`` is added, removed or modified."""
-    count = newest = total = 0
-    for directory, subdirs, files in os.walk(folder):
-        subdirs[:] = [name for name in subdirs if name != "__pycache__"]
-        for name in files:
-            stat = os.stat(os.path.join(directory, name))
-            count, newest, total = count + 1, max(newest, stat.st_mtime_ns), total + stat.st_size
-    return count, newest, total
 
 
 def surface_for(agent: Agent) -> AgentSurface:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -38,7 +40,7 @@ def served_agent(request: Request, slug: str, *, allow_invalid: bool = False) ->
     return agent, surface
 
 
-def info_document(surface: AgentSurface) -> dict[str, object]:
+def info_document(surface: AgentSurface) -> dict[str, Any]:
     """``GET /v1/info`` and ``agent info --json``: one document, built in one place."""
     return surface.info(default_model=platform_settings.DEFAULT_MODEL)
 
@@ -87,7 +89,9 @@ class InfoView(APIView):
 class ToolListView(APIView):
     """``GET /<slug>/v1/tools``: the tools the model can call."""
 
-    @extend_schema(operation_id="agent_tools_list", responses=OpenApiResponse(description="{tools: [...]} as in /v1/info."))
+    @extend_schema(
+        operation_id="agent_tools_list", responses=OpenApiResponse(description="{tools: [...]} as in /v1/info.")
+    )
     def get(self, request: Request, agent_slug: str) -> Response:
         _, surface = served_agent(request, agent_slug)
         return Response({"tools": info_document(surface)["tools"]})
@@ -96,10 +100,12 @@ class ToolListView(APIView):
 class ToolDetailView(APIView):
     """``GET /<slug>/v1/tools/:name``: one tool; an unknown name is 404 with the available names."""
 
-    @extend_schema(operation_id="agent_tool_retrieve", responses=OpenApiResponse(description="One tool as in /v1/info."))
+    @extend_schema(
+        operation_id="agent_tool_retrieve", responses=OpenApiResponse(description="One tool as in /v1/info.")
+    )
     def get(self, request: Request, agent_slug: str, tool_name: str) -> Response:
         _, surface = served_agent(request, agent_slug)
-        tools = {tool["name"]: tool for tool in info_document(surface)["tools"]}  # type: ignore[attr-defined]
+        tools = {tool["name"]: tool for tool in info_document(surface)["tools"]}
         if tool_name not in tools:
             raise ApiError(
                 404, "tool_not_found", f"No tool {tool_name!r}. Available: {', '.join(sorted(tools)) or 'none'}."

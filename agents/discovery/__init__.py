@@ -10,7 +10,7 @@ from pathlib import Path
 from agents.discovery.diagnostics import Diagnostic, Severity
 from agents.discovery.discover import discover_agent
 from agents.discovery.extensions import mount_extensions
-from agents.discovery.loader import TreeLoader
+from agents.discovery.loader import TreeLoader, tree_fingerprint
 from agents.discovery.surface import FILE_TOOLS, AgentSurface
 from sessions_app.events import EventType
 
@@ -19,9 +19,7 @@ KNOWN_EVENTS = frozenset(str(event) for event in EventType)
 
 def discover(folder: Path, slug: str | None = None) -> tuple[AgentSurface, TreeLoader]:
     """Discover the agent in ``folder`` (which holds ``agent/``); slug defaults to the folder name."""
-    return discover_agent(
-        folder, slug or folder.name, known_events=KNOWN_EVENTS, mount_extensions=mount_extensions
-    )
+    return discover_agent(folder, slug or folder.name, known_events=KNOWN_EVENTS, mount_extensions=mount_extensions)
 
 
-__all__ = ["FILE_TOOLS", "AgentSurface", "Diagnostic", "Severity", "TreeLoader", "discover"]
+__all__ = ["FILE_TOOLS", "AgentSurface", "Diagnostic", "Severity", "TreeLoader", "discover", "tree_fingerprint"]

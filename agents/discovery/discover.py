@@ -29,10 +29,31 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Top-level entries of an agent tree that discovery knows (anything else is a warning).
 KNOWN_ENTRIES = frozenset(
     {
-        "agent.py", "instructions.md", "instructions.py", "instructions", "tools", "skills", "mcp-connections",
-        "host-connections", "subagents", "extensions", "channels", "hooks", "schedules", "ab.py", "ab",
-        "ab.config.py", "artifacts.py", "result.py", "storage.py", "otel.py", "sandbox", "playground", "lib",
-        "README.md", "__init__.py",
+        "agent.py",
+        "instructions.md",
+        "instructions.py",
+        "instructions",
+        "tools",
+        "skills",
+        "mcp-connections",
+        "host-connections",
+        "subagents",
+        "extensions",
+        "channels",
+        "hooks",
+        "schedules",
+        "ab.py",
+        "ab",
+        "ab.config.py",
+        "artifacts.py",
+        "result.py",
+        "storage.py",
+        "otel.py",
+        "sandbox",
+        "playground",
+        "lib",
+        "README.md",
+        "__init__.py",
     }
 )
 # Paths that configure the agent itself; an extension carrying them is warned and they are ignored.
@@ -85,7 +106,11 @@ class Walk:
         [value] = found
         if not isinstance(value, expected):
             wanted = expected.__name__ if isinstance(expected, type) else " or ".join(t.__name__ for t in expected)
-            self.report(codes.WRONG_HELPER, file, f"{slot} expects a {wanted}, but {file.name!r} defines a {type(value).__name__}")
+            self.report(
+                codes.WRONG_HELPER,
+                file,
+                f"{slot} expects a {wanted}, but {file.name!r} defines a {type(value).__name__}",
+            )
             return None
         return value  # type: ignore[return-value]
 
@@ -331,9 +356,7 @@ def _subagents(tree: Path, walk: Walk, surface: AgentSurface, known_events: froz
         surface.subagents[path.name] = child
 
 
-def walk_tree(
-    tree: Path, walk: Walk, surface: AgentSurface, kind: str, known_events: frozenset[str]
-) -> None:
+def walk_tree(tree: Path, walk: Walk, surface: AgentSurface, kind: str, known_events: frozenset[str]) -> None:
     """Fill ``surface`` from one tree. ``kind`` is ``root``, ``subagent`` or ``extension``."""
     for path in sorted(tree.iterdir()):
         if is_skipped(path):
@@ -354,8 +377,12 @@ def walk_tree(
     _instructions(tree, walk, surface)
     _tools(tree, walk, surface)
     _skills(tree, walk, surface)
-    _named_definitions(tree / "mcp-connections", walk, sdk.McpConnection, "mcp-connections/", surface.mcp_connections, "connection")
-    _named_definitions(tree / "host-connections", walk, sdk.McpConnection, "host-connections/", surface.host_connections, "connection")
+    _named_definitions(
+        tree / "mcp-connections", walk, sdk.McpConnection, "mcp-connections/", surface.mcp_connections, "connection"
+    )
+    _named_definitions(
+        tree / "host-connections", walk, sdk.McpConnection, "host-connections/", surface.host_connections, "connection"
+    )
     _named_definitions(tree / "channels", walk, sdk.Channel, "channels/", surface.channels, "channel")
     _hooks(tree, walk, surface, known_events)
     _schedules(tree, walk, surface)
@@ -399,7 +426,9 @@ def _evals(folder: Path, walk: Walk, surface: AgentSurface) -> None:
     if config_file.is_file():
         surface.evals_config = walk.load_one(config_file, sdk.EvalsConfig, "evals/evals.config.py")
     elif surface.evals:
-        walk.report(codes.EVALS_WITHOUT_CONFIG, config_file, f"{len(surface.evals)} eval case(s) but no evals.config.py")
+        walk.report(
+            codes.EVALS_WITHOUT_CONFIG, config_file, f"{len(surface.evals)} eval case(s) but no evals.config.py"
+        )
 
 
 def discover_agent(
@@ -414,6 +443,7 @@ def discover_agent(
     Returns the surface and the loader whose modules back it (unload it when the
     surface is replaced).
     """
+    folder = folder.resolve()  # extension sources resolve too; keep diagnostic paths relative
     loader = TreeLoader(folder)
     surface = AgentSurface(slug=slug, path=folder)
     walk = Walk(loader, folder, surface.diagnostics)
@@ -439,4 +469,3 @@ def _check_playground(walk: Walk, surface: AgentSurface) -> None:
     for name, path in surface.playground_tools.items():
         if name not in surface.tools:
             walk.report(codes.UNKNOWN_PLAYGROUND_TOOL, path, f"there is no tool {name!r} to render")
-

@@ -37,6 +37,19 @@ REGISTRIES: dict[str, tuple[str, ...]] = {
     "ab": ("experiments",),
 }
 
+# Surface registry -> its key in the info document.
+INFO_KEYS = {
+    "tools": "tools",
+    "skills": "skills",
+    "mcp_connections": "mcpConnections",
+    "host_connections": "hostConnections",
+    "hooks": "hooks",
+    "channels": "channels",
+    "schedules": "schedules",
+    "subagents": "subagents",
+    "experiments": "experiments",
+}
+
 
 def resolve_source(source: str, relative_to: Path) -> Path | None:
     """The folder of a mount source: a path, an entry point, or an importable package."""
@@ -94,7 +107,11 @@ def _load_source(
     spec: sdk.Mount | sdk.PluginMount, namespace: str, mount_file: Path, walk: Walk, known_events: frozenset[str]
 ) -> tuple[AgentSurface, ExtensionInfo] | None:
     source = spec.source if isinstance(spec, sdk.Mount) else spec.path
-    folder = resolve_source(source, mount_file.parent) if isinstance(spec, sdk.Mount) else (mount_file.parent / source).resolve()
+    folder = (
+        resolve_source(source, mount_file.parent)
+        if isinstance(spec, sdk.Mount)
+        else (mount_file.parent / source).resolve()
+    )
     if folder is None or not folder.is_dir():
         walk.report(codes.MOUNT_NOT_FOUND, mount_file, f"cannot find extension {source!r}")
         return None
@@ -110,7 +127,11 @@ def _load_source(
 
 
 def _config_is_valid(folder: Path, spec: sdk.Mount, walk: Walk, mount_file: Path) -> bool:
-    declared = walk.load_one(folder / "extension.py", sdk.ExtensionSpec, "extension.py") if (folder / "extension.py").is_file() else None
+    declared = (
+        walk.load_one(folder / "extension.py", sdk.ExtensionSpec, "extension.py")
+        if (folder / "extension.py").is_file()
+        else None
+    )
     schema = declared.config if declared is not None else None
     if schema is None:
         if spec.config:
@@ -132,6 +153,13 @@ def _apply_overrides(
     overrides = AgentSurface(slug=contribution.slug, path=override_dir)
     override_walk = Walk(walk.loader, walk.base, walk.diagnostics, contribution.slug)
     walk_tree(override_dir, override_walk, overrides, "extension", known_events)
+    # Only named contributions can be overridden; anything else here would silently do nothing.
+    for entry in overrides.instructions:
+        walk.report(
+            codes.IGNORED_FILE, entry.path, "instructions in a mount folder are ignored; use disable_instructions()"
+        )
+    if overrides.artifacts is not None or overrides.seeds:
+        walk.report(codes.IGNORED_FILE, override_dir, "artifacts and sandbox seeds in a mount folder are ignored")
     for kind, registries in REGISTRIES.items():
         for registry in registries:
             for name, value in getattr(overrides, registry).items():
@@ -166,7 +194,7 @@ def _merge(contribution: AgentSurface, namespace: str, surface: AgentSurface, in
     def prefixed(name: str) -> str:
         return f"{namespace}__{name}"
 
-    for kind, registries in REGISTRIES.items():
+    for registries in REGISTRIES.values():
         for registry in registries:
             source: dict[str, Any] = getattr(contribution, registry)
             target: dict[str, Any] = getattr(surface, registry)
@@ -174,7 +202,7 @@ def _merge(contribution: AgentSurface, namespace: str, surface: AgentSurface, in
                 if isinstance(value, Entry) and isinstance(value.value, sdk.Tool):
                     value = Entry(value.value.renamed(prefixed(name)), value.path, namespace)
                 target[prefixed(name)] = value
-                info.contributed.setdefault(f"{registry}", []).append(prefixed(name))
+                info.contributed.setdefault(INFO_KEYS[registry], []).append(prefixed(name))
     if contribution.instructions:
         surface.instructions.extend(contribution.instructions)
         info.contributed["instructions"] = [entry.path.name for entry in contribution.instructions]
@@ -206,8 +234,14 @@ def _load_plugin(folder: Path, walk: Walk, contribution: AgentSurface, mount_fil
         walk.report(codes.INVALID_PLUGIN, manifest, "plugin.json must be an object with a 'name'")
         return False
     _skills(folder, walk, contribution)
-    _markdown_folder(folder / "commands", walk, lambda name, front, body, path: _command(name, front, body, path, contribution, walk))
-    _markdown_folder(folder / "agents", walk, lambda name, front, body, path: _plugin_agent(name, front, body, path, contribution, walk))
+    _markdown_folder(
+        folder / "commands", walk, lambda name, front, body, path: _command(name, front, body, path, contribution, walk)
+    )
+    _markdown_folder(
+        folder / "agents",
+        walk,
+        lambda name, front, body, path: _plugin_agent(name, front, body, path, contribution, walk),
+    )
     _mcp_json(folder, walk, contribution)
     return True
 
@@ -235,7 +269,9 @@ def _command(name: str, front: dict[str, Any], body: str, path: Path, contributi
     contribution.skills[name] = Entry(SkillDoc(description, body, source="command"), path, walk.extension)
 
 
-def _plugin_agent(name: str, front: dict[str, Any], body: str, path: Path, contribution: AgentSurface, walk: Walk) -> None:
+def _plugin_agent(
+    name: str, front: dict[str, Any], body: str, path: Path, contribution: AgentSurface, walk: Walk
+) -> None:
     description = front.get("description")
     if not isinstance(description, str) or not description.strip():
         walk.report(codes.NO_DESCRIPTION, path, f"plugin agent {name!r} has no description")
@@ -244,7 +280,9 @@ def _plugin_agent(name: str, front: dict[str, Any], body: str, path: Path, contr
     child = AgentSurface(
         slug=name,
         path=path,
-        config=sdk.AgentConfig(model=model if isinstance(model, str) and ":" in model else None, description=description),
+        config=sdk.AgentConfig(
+            model=model if isinstance(model, str) and ":" in model else None, description=description
+        ),
     )
     if body:
         child.instructions.append(Entry(InstructionPart(body), path, walk.extension))
@@ -275,4 +313,3 @@ def _mcp_json(folder: Path, walk: Walk, contribution: AgentSurface) -> None:
             walk.report(codes.INVALID_PLUGIN, file, f"mcp server {name!r}: {error}")
             continue
         contribution.mcp_connections[name] = Entry(connection, file, walk.extension)
-

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
 import sys
 import traceback
 import types
@@ -134,3 +135,14 @@ def definitions_in(module: types.ModuleType) -> list[Any]:
         if isinstance(value, DEFINITION_TYPES) and not any(value is seen for seen in found):
             found.append(value)
     return found
+
+
+def tree_fingerprint(folder: Path) -> tuple[int, int, int]:
+    """Changes whenever a file under ``folder`` is added, removed or modified."""
+    count = newest = total = 0
+    for directory, subdirs, files in os.walk(folder):
+        subdirs[:] = [name for name in subdirs if name != "__pycache__"]
+        for name in files:
+            stat = os.stat(os.path.join(directory, name))
+            count, newest, total = count + 1, max(newest, stat.st_mtime_ns), total + stat.st_size
+    return count, newest, total

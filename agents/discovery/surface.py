@@ -129,7 +129,10 @@ class AgentSurface:
                 }
                 for name, e in self.schedules.items()
             ],
-            "hooks": [{"name": name, "events": list(e.value.events), "extension": e.extension} for name, e in self.hooks.items()],
+            "hooks": [
+                {"name": name, "events": list(e.value.events), "extension": e.extension}
+                for name, e in self.hooks.items()
+            ],
             "experiments": [
                 {
                     "name": name,

@@ -71,7 +71,9 @@ def define_agent(
         raise DefinitionError(f"max_running_turns must be at least 1, not {max_running_turns!r}")
     if root is not None and not isinstance(root, FileSystemSpec) and not callable(root):
         raise DefinitionError(f"root must be a FileSystem (temp_fs(), union_fs(...), ...) or a factory, not {root!r}")
-    return AgentConfig(model, description, max_running_turns, root, tuple(tools) if tools is not None else None, tuple(secrets))
+    return AgentConfig(
+        model, description, max_running_turns, root, tuple(tools) if tools is not None else None, tuple(secrets)
+    )
 
 
 @dataclass(frozen=True)

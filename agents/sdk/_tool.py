@@ -100,10 +100,12 @@ def _is_context(name: str, annotation: Any) -> bool:
     return annotation is ToolContext or (name == "ctx" and annotation in (inspect.Parameter.empty, Any))
 
 
-def _build_input_model(fn: Callable[..., Any], name: str, docs: dict[str, str]) -> tuple[type[BaseModel], str | None]:
+def _build_input_model(
+    fn: Callable[..., Any], name: str, docs: dict[str, str]
+) -> tuple[type[BaseModel], dict[str, Any], str | None]:
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception as error:  # noqa: BLE001  any failure to resolve hints is the author's to fix
+    except Exception as error:
         raise DefinitionError(f"{_where(fn)}: @tool {name}: cannot resolve type hints: {error}") from error
     fields: dict[str, Any] = {}
     context_param = None
@@ -128,10 +130,12 @@ def _build_input_model(fn: Callable[..., Any], name: str, docs: dict[str, str]) 
         fields[param.name] = (annotation, Field(default, description=docs.get(param.name)))
     try:
         model = create_model(f"{name}_input", __config__=ConfigDict(extra="forbid"), **fields)
-        model.model_json_schema()
+        schema = model.model_json_schema()
     except (PydanticUserError, TypeError, ValueError) as error:
-        raise DefinitionError(f"{_where(fn)}: @tool {name}: the parameters cannot be described as JSON: {error}") from error
-    return model, context_param
+        raise DefinitionError(
+            f"{_where(fn)}: @tool {name}: the parameters cannot be described as JSON: {error}"
+        ) from error
+    return model, schema, context_param
 
 
 def _output_schema(fn: Callable[..., Any], name: str, output: Any) -> dict[str, Any] | None:
@@ -165,23 +169,29 @@ def _make_tool(
         raise DefinitionError(f"@tool must decorate a function, not {fn!r}")
     tool_name = name or fn.__name__
     if execution not in ("server", "agent"):
-        raise DefinitionError(f"{_where(fn)}: @tool {tool_name}: execution must be 'server' or 'agent', not {execution!r}")
+        raise DefinitionError(
+            f"{_where(fn)}: @tool {tool_name}: execution must be 'server' or 'agent', not {execution!r}"
+        )
     if effect not in ("read", "write"):
         raise DefinitionError(f"{_where(fn)}: @tool {tool_name}: effect must be 'read' or 'write', not {effect!r}")
     if timeout is not None and timeout <= 0:
         raise DefinitionError(f"{_where(fn)}: @tool {tool_name}: timeout must be positive, not {timeout!r}")
     if not isinstance(needs_approval, bool) and not callable(needs_approval):
-        raise DefinitionError(f"{_where(fn)}: @tool {tool_name}: needs_approval must be a bool or a function of the args")
+        raise DefinitionError(
+            f"{_where(fn)}: @tool {tool_name}: needs_approval must be a bool or a function of the args"
+        )
     description, param_docs = _split_docstring(fn.__doc__ or "")
     if not description:
-        raise DefinitionError(f"{_where(fn)}: @tool {tool_name}: add a docstring; it is the description the model reads")
-    model, context_param = _build_input_model(fn, tool_name, param_docs)
+        raise DefinitionError(
+            f"{_where(fn)}: @tool {tool_name}: add a docstring; it is the description the model reads"
+        )
+    model, schema, context_param = _build_input_model(fn, tool_name, param_docs)
     return Tool(
         name=tool_name,
         description=description,
         fn=fn,
         input_model=model,
-        input_schema=model.model_json_schema(),
+        input_schema=schema,
         output_schema=_output_schema(fn, tool_name, output),
         title=title,
         execution=execution,

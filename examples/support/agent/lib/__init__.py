@@ -1,0 +1,1 @@
+"""Code shared by the support agent, its subagent and its mount overrides; never discovered."""

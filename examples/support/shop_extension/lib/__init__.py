@@ -1,0 +1,1 @@
+"""Code shared by the shop extension's tools; never discovered."""

@@ -1,0 +1,5 @@
+"""The triage agent: severity, component and duplicates for incoming issue reports."""
+
+from agents.sdk import define_agent
+
+agent = define_agent(model="test", max_running_turns=8)

@@ -1,0 +1,1 @@
+"""Code shared by the triage agent's modules; ``lib/`` is never discovered."""

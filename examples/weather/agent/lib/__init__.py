@@ -1,0 +1,1 @@
+"""Code shared by the weather agent's tools; ``lib/`` is never discovered."""
