@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "OPENAI_API_KEY": "",
     "OPENAI_BASE_URL": "",
     "ANTHROPIC_API_KEY": "",
+    "ANTHROPIC_BASE_URL": "",
     "LOG_LINES_KEPT": 10_000,
 }
 

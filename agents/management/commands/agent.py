@@ -12,7 +12,9 @@ from django.core.management.base import BaseCommand, CommandError
 from agent_platform.conf import platform_settings
 from agents.api.views import info_document
 from agents.discovery import AgentSurface, discover
+from agents.local_run import run_locally
 from agents.registry import RESERVED_SEGMENTS, agent_folders, is_valid_slug
+from agents.runtime.trajectory import format_summary, summarize
 from agents.scaffold import scaffold
 
 
@@ -24,7 +26,7 @@ def _agent_folders_at(path: Path) -> dict[str, Path]:
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: validate, info, init, serve."
+    help = "The agent CLI: validate, info, run, trajectory, init, serve."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
@@ -34,6 +36,18 @@ class Command(BaseCommand):
         info.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir).")
         info.add_argument("--dir", type=Path, help="An agent folder.")
         info.add_argument("--json", action="store_true", help="Print the JSON document of GET /v1/info.")
+        run = actions.add_parser("run", help="Run one turn in this process (no server); exit 1 if it fails.")
+        run.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir).")
+        run.add_argument("--dir", type=Path, help="An agent folder.")
+        run.add_argument("--message", required=True)
+        run.add_argument("--json", action="store_true", help="Print the events and the summary as JSON.")
+        run.add_argument("--dry-run", action="store_true", help="Stub write-effect tools and skip the commit.")
+        decide = run.add_mutually_exclusive_group()
+        decide.add_argument("--approve", action="store_true", help="Approve every call that asks for approval.")
+        decide.add_argument("--deny", action="store_true", help="Deny every call that asks for approval.")
+        trajectory = actions.add_parser("trajectory", help="Summarise a saved NDJSON event stream.")
+        trajectory.add_argument("--events", type=Path, required=True, help="An NDJSON file of events.")
+        trajectory.add_argument("--json", action="store_true")
         init = actions.add_parser("init", help="Create a new agent that validates cleanly.")
         init.add_argument("name")
         init.add_argument("--dir", type=Path, help="Where to create it (default AGENTS_DIR).")
@@ -51,6 +65,10 @@ class Command(BaseCommand):
             self.validate(options["dir"] or Path(platform_settings.AGENTS_DIR))
         elif action == "info":
             self.info(self._one_agent(options["slug"], options["dir"]), as_json=options["json"])
+        elif action == "run":
+            self.run(options)
+        elif action == "trajectory":
+            self.trajectory(options["events"], as_json=options["json"])
         elif action == "init":
             self.init(options["name"], options["dir"] or Path(platform_settings.AGENTS_DIR))
         else:
@@ -91,7 +109,9 @@ class Command(BaseCommand):
         if as_json:
             self.stdout.write(json.dumps(document, indent=2))
             return
-        self.stdout.write(f"{surface.slug}  model {document['model']}{' (test model)' if document['testModel'] else ''}")
+        self.stdout.write(
+            f"{surface.slug}  model {document['model']}{' (test model)' if document['testModel'] else ''}"
+        )
         for label, key in [
             ("tools", "tools"),
             ("skills", "skills"),
@@ -109,6 +129,33 @@ class Command(BaseCommand):
         self.stdout.write(f"  eval cases: {', '.join(c['id'] for c in document['evals']['cases']) or '-'}")
         for diagnostic in surface.all_diagnostics():
             self.stdout.write(f"  {diagnostic}")
+
+    def run(self, options: dict[str, Any]) -> None:
+        surface = self._one_agent(options["slug"], options["dir"])
+        if surface.errors:
+            for diagnostic in surface.errors:
+                self.stderr.write(str(diagnostic))
+            raise CommandError(f"{surface.slug} has errors; fix them first (agent validate)", returncode=2)
+        approve = True if options["approve"] else False if options["deny"] else None
+        result = run_locally(surface, options["message"], approve=approve, dry_run=options["dry_run"])
+        summary = summarize(result.records)
+        if options["json"]:
+            self.stdout.write(json.dumps({"events": result.records, "summary": summary}, indent=2, default=str))
+        else:
+            self.stdout.write(format_summary(summary))
+        if result.outcome.status == "parked":
+            raise CommandError("the turn is waiting for approval; rerun with --approve or --deny", returncode=3)
+        if result.outcome.status == "failed":
+            raise CommandError(f"the turn failed: {result.outcome.failure}", returncode=1)
+
+    def trajectory(self, path: Path, *, as_json: bool) -> None:
+        try:
+            lines = path.read_text().splitlines()
+            records = [json.loads(line) for line in lines if line.strip()]
+        except (OSError, json.JSONDecodeError) as problem:
+            raise CommandError(f"cannot read {path}: {problem}") from problem
+        summary = summarize(records)
+        self.stdout.write(json.dumps(summary, indent=2, default=str) if as_json else format_summary(summary))
 
     def init(self, name: str, parent: Path) -> None:
         if not is_valid_slug(name):

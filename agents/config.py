@@ -1,0 +1,19 @@
+"""The runtime's settings, read from the platform's settings in one place."""
+
+from __future__ import annotations
+
+from agent_platform.conf import platform_settings
+from agents.runtime.providers.gateway import ProviderSettings
+from agents.runtime.turn import RuntimeSettings
+
+
+def runtime_settings() -> RuntimeSettings:
+    return RuntimeSettings(
+        default_model=platform_settings.DEFAULT_MODEL,
+        providers=ProviderSettings(
+            openai_api_key=platform_settings.OPENAI_API_KEY,
+            openai_base_url=platform_settings.OPENAI_BASE_URL,
+            anthropic_api_key=platform_settings.ANTHROPIC_API_KEY,
+            anthropic_base_url=platform_settings.ANTHROPIC_BASE_URL,
+        ),
+    )

@@ -1,0 +1,52 @@
+"""``agent run``: one turn of an agent in this process, with no server and no
+database; events are kept in memory and the workspace is a temporary folder."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.config import runtime_settings
+from agents.discovery import AgentSurface
+from agents.runtime.events import MemorySink
+from agents.runtime.prompt import instructions_text
+from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, resume_turn, run_turn
+from agents.runtime.workspace import prepare_workspace
+from agents.sdk import SessionInfo, ToolContext
+from sessions_app.events import EventType
+
+LOCAL_SESSION = "ses_local"
+LOCAL_TURN = "turn_local"
+
+
+@dataclass
+class LocalRun:
+    outcome: TurnOutcome
+    records: list[dict[str, Any]]
+
+
+async def _run(surface: AgentSurface, message: str, approve: bool | None, dry_run: bool) -> LocalRun:
+    sink = MemorySink()
+    session = SessionInfo(id=LOCAL_SESSION, agent=surface.slug, dry_run=dry_run)
+    with tempfile.TemporaryDirectory(prefix="agent-run-") as workspace:
+        ctx = ToolContext(session=session)
+        files = prepare_workspace(Path(workspace), surface, await instructions_text(surface, ctx))
+        request = TurnRequest(
+            session=session, turn_id=LOCAL_TURN, message=message, workspace=Path(workspace), workspace_files=files
+        )
+        await sink.emit(EventType.SESSION_STARTED, {"agent": surface.slug}, None)
+        await sink.emit(EventType.MESSAGE_RECEIVED, {"text": message}, LOCAL_TURN)
+        settings = runtime_settings()
+        outcome = await run_turn(surface, request, sink, settings)
+        while outcome.status == "parked" and approve is not None and outcome.state is not None:
+            decisions = {call_id: Decision(approve, "decided on the command line", "cli") for call_id in outcome.state["pending"]}
+            outcome = await resume_turn(surface, request, outcome.state, decisions, sink, settings)
+    return LocalRun(outcome, [event.as_record(LOCAL_SESSION) for event in sink.events])
+
+
+def run_locally(surface: AgentSurface, message: str, *, approve: bool | None = None, dry_run: bool = False) -> LocalRun:
+    """Run one turn; parked approvals are all approved or denied when ``approve`` is set."""
+    return asyncio.run(_run(surface, message, approve, dry_run))

@@ -1,0 +1,135 @@
+"""Running one tool call: validate the arguments, run the function (in-process or
+as a script in the workspace) with a timeout, and serialise what it returns.
+
+Nothing here raises for a tool's own failure: a bad argument, a timeout or an
+exception becomes an ``isError`` result the model can read and react to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agents.sdk import Tool, ToolContext
+
+DEFAULT_TOOL_TIMEOUT = 120.0
+MAX_OUTPUT_CHARS = 100_000
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+# Runs an execution="agent" tool file as a script: JSON arguments on stdin, JSON result on stdout.
+_SCRIPT_RUNNER = """
+import asyncio, importlib.util, inspect, json, sys
+from agents.sdk import Tool
+spec = importlib.util.spec_from_file_location("agent_tool", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+tool = next(value for value in vars(module).values() if isinstance(value, Tool))
+arguments = json.load(sys.stdin)
+if tool.context_param:
+    arguments[tool.context_param] = None
+result = tool.fn(**arguments)
+if inspect.isawaitable(result):
+    result = asyncio.run(result)
+sys.stdout.write(json.dumps(result, default=str))
+"""
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What a call produced: the JSON-able output, its text for the model, and flags."""
+
+    output: Any
+    is_error: bool = False
+    stubbed: bool = False
+
+    @property
+    def text(self) -> str:
+        return serialize(self.output)
+
+
+def serialize(value: Any) -> str:
+    """JSON for the model; anything JSON cannot express becomes its ``str``.
+    Very large outputs are cut, with a note saying so."""
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = f"{text[:MAX_OUTPUT_CHARS]}\n[output truncated: {len(text)} characters, the first {MAX_OUTPUT_CHARS} shown]"
+    return text
+
+
+def error(message: str) -> CallResult:
+    return CallResult({"error": message}, is_error=True)
+
+
+def validate_arguments(tool: Tool, arguments: dict[str, Any] | None, raw: str = "") -> dict[str, Any] | CallResult:
+    """The validated arguments (parsed values), or an error result naming what is wrong."""
+    if arguments is None:
+        return error(f"the arguments for {tool.name} are not a JSON object: {raw[:200]!r}")
+    try:
+        validated = tool.input_model.model_validate(arguments)
+    except ValidationError as invalid:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}" for item in invalid.errors()
+        )
+        return error(f"invalid arguments for {tool.name}: {problems}")
+    return dict(validated)
+
+
+async def run_server_tool(tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> CallResult:
+    """Run a server tool in-process: async functions awaited, plain ones in a thread."""
+    kwargs = dict(arguments)
+    if tool.context_param:
+        kwargs[tool.context_param] = ctx
+    timeout = tool.timeout or DEFAULT_TOOL_TIMEOUT
+    try:
+        if tool.is_async:
+            value = await asyncio.wait_for(tool.fn(**kwargs), timeout)
+        else:
+            value = await asyncio.wait_for(asyncio.to_thread(tool.fn, **kwargs), timeout)
+    except TimeoutError:
+        ctx.signal.cancel()  # a thread cannot be killed; the tool can stop on ctx.signal
+        return error(f"{tool.name} timed out after {timeout:g} s")
+    except asyncio.CancelledError:
+        ctx.signal.cancel()
+        raise
+    except Exception as failure:  # noqa: BLE001  a tool's exception is the model's to see
+        return error(f"{tool.name} failed: {type(failure).__name__}: {failure}")
+    return CallResult(value)
+
+
+async def run_agent_tool(tool: Tool, arguments: dict[str, Any], script: Path, workspace: Path) -> CallResult:
+    """Run an ``execution="agent"`` tool as a script in the session workspace."""
+    timeout = tool.timeout or DEFAULT_TOOL_TIMEOUT
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _SCRIPT_RUNNER,
+        str(script),
+        cwd=workspace,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={"PYTHONPATH": str(PROJECT_ROOT), "PATH": "/usr/bin:/bin", "HOME": str(workspace)},
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(
+            process.communicate(json.dumps(arguments, default=str).encode()), timeout
+        )
+    except (TimeoutError, asyncio.CancelledError) as stopped:
+        process.kill()
+        await process.wait()
+        if isinstance(stopped, asyncio.CancelledError):
+            raise
+        return error(f"{tool.name} timed out after {timeout:g} s")
+    if process.returncode != 0:
+        tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
+        return error(f"{tool.name} exited with status {process.returncode}: {' | '.join(tail)}")
+    try:
+        return CallResult(json.loads(stdout.decode() or "null"))
+    except json.JSONDecodeError:
+        return CallResult(stdout.decode(errors="replace"))

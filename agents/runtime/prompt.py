@@ -1,0 +1,63 @@
+"""Prompt assembly: instructions (the agent's, then extension fragments), the
+skills catalog, the A/B arm instructions, and the workspace files."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+
+from agents.discovery import AgentSurface
+from agents.sdk import ToolContext
+
+LOAD_SKILL_TOOL = "load_skill"
+
+
+async def instructions_text(surface: AgentSurface, ctx: ToolContext) -> str:
+    """The instruction parts joined in discovery order; dynamic parts rendered for this session."""
+    parts: list[str] = []
+    for entry in surface.instructions:
+        part = entry.value
+        if part.render is not None:
+            rendered = part.render(ctx)
+            text = await rendered if inspect.isawaitable(rendered) else rendered
+            parts.append(str(text).strip())
+        elif part.text:
+            parts.append(part.text)
+    return "\n\n".join(part for part in parts if part)
+
+
+def skills_catalog(surface: AgentSurface) -> str:
+    if not surface.skills:
+        return ""
+    lines = [f"- {name}: {entry.value.description}" for name, entry in surface.skills.items()]
+    return (
+        f"Skills you can load with the {LOAD_SKILL_TOOL} tool when a task needs one:\n" + "\n".join(lines)
+    )
+
+
+def arm_instructions(surface: AgentSurface, arms: Mapping[str, str]) -> str:
+    """The instructions of each experiment arm this session was assigned."""
+    texts = []
+    for experiment, arm in sorted(arms.items()):
+        entry = surface.experiments.get(experiment)
+        if entry is not None and entry.value.instructions.get(arm):
+            texts.append(entry.value.instructions[arm].strip())
+    return "\n\n".join(texts)
+
+
+def workspace_note(files: Sequence[str]) -> str:
+    if not files:
+        return ""
+    return "Files in your workspace:\n" + "\n".join(f"- {path}" for path in sorted(files))
+
+
+async def system_prompt(
+    surface: AgentSurface, ctx: ToolContext, arms: Mapping[str, str], workspace_files: Sequence[str]
+) -> str:
+    sections = [
+        await instructions_text(surface, ctx),
+        skills_catalog(surface),
+        arm_instructions(surface, arms),
+        workspace_note(workspace_files),
+    ]
+    return "\n\n".join(section for section in sections if section)

@@ -1,0 +1,148 @@
+"""The one interface every model provider implements.
+
+A provider turns a ``ModelRequest`` (system prompt, conversation, tools) into a
+stream of typed events: text deltas, reasoning deltas, complete tool calls and
+usage. Errors are ``ModelError`` subclasses that say whether a retry may help.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Role = Literal["user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A complete tool call from the model; ``arguments`` is the parsed JSON object,
+    or ``None`` with ``raw_arguments`` kept when the model sent invalid JSON."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One entry of the conversation sent to the model."""
+
+    role: Role
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    # For role "tool": which call this answers.
+    call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str  # the provider's model name (without the "provider:" prefix)
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cacheReadTokens": self.cache_read_tokens,
+            "cacheWriteTokens": self.cache_write_tokens,
+            "reasoningTokens": self.reasoning_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+    kind: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    call: ToolCall
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True)
+class UsageEvent:
+    usage: Usage = field(default_factory=Usage)
+    kind: Literal["usage"] = "usage"
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallEvent | UsageEvent
+
+
+class ModelProvider(Protocol):
+    """Streams one model step."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+class ModelError(Exception):
+    """A model step failed; ``retryable`` says whether trying again may help."""
+
+    retryable = False
+
+
+class ModelAuthError(ModelError):
+    """The provider refused the credentials."""
+
+
+class ModelRateLimited(ModelError):
+    retryable = True
+
+
+class ModelTimeout(ModelError):
+    retryable = True
+
+
+class ModelUnavailable(ModelError):
+    """The provider answered 5xx or the connection failed."""
+
+    retryable = True
+
+
+class ModelStreamError(ModelError):
+    """The provider's stream was malformed or ended early."""
+
+
+class ModelStepFailed(ModelError):
+    """The model (or the test model's ``/fail``) failed the step on purpose."""

@@ -1,0 +1,68 @@
+"""The one chokepoint to models: pick the provider for ``provider:name``, and
+retry transient failures with backoff a bounded number of times."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from agents.runtime.providers.base import ModelError, ModelProvider, ModelRequest, StreamEvent
+from agents.runtime.providers.test_model import TestModel
+
+TEST_MODEL = "test"
+
+
+class UnknownModel(ModelError):
+    """The model id names no provider we have."""
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    openai_api_key: str = ""
+    openai_base_url: str = ""
+    anthropic_api_key: str = ""
+    anthropic_base_url: str = ""
+    max_retries: int = 2
+    retry_base_delay: float = 0.5
+    timeout: float = 120.0
+
+
+def provider_for(model_id: str, settings: ProviderSettings) -> tuple[ModelProvider, str]:
+    """The provider and the provider's model name for ``model_id``.
+
+    Raises:
+        UnknownModel: for an id that is not ``test``, ``openai:...`` or ``anthropic:...``.
+    """
+    if model_id == TEST_MODEL:
+        return TestModel(), TEST_MODEL
+    provider, _, name = model_id.partition(":")
+    if provider == "openai" and name:
+        from agents.runtime.providers.openai_provider import OpenAIProvider
+
+        return OpenAIProvider(settings), name
+    if provider == "anthropic" and name:
+        from agents.runtime.providers.anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider(settings), name
+    raise UnknownModel(f"unknown model {model_id!r}: use 'test', 'openai:<model>' or 'anthropic:<model>'")
+
+
+async def stream_with_retries(
+    provider: ModelProvider, request: ModelRequest, settings: ProviderSettings
+) -> AsyncIterator[StreamEvent]:
+    """The provider's stream; a retryable error before anything was streamed is
+    retried with exponential backoff, up to ``settings.max_retries`` times."""
+    attempt = 0
+    while True:
+        started = False
+        try:
+            async for event in provider.stream(request):
+                started = True
+                yield event
+            return
+        except ModelError as error:
+            if started or not error.retryable or attempt >= settings.max_retries:
+                raise
+            await asyncio.sleep(settings.retry_base_delay * 2**attempt)
+            attempt += 1

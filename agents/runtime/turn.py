@@ -1,0 +1,404 @@
+"""One turn: build the prompt, stream the model, run the tools it asks for, feed
+the results back, until it answers (DESIGN.md §4).
+
+``run_turn`` is the entry point; ``resume_turn`` continues a turn parked on
+approvals from its saved state. Events go out through a ``TurnEmitter``; nothing
+here knows about Django, Celery or HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+from agents.discovery import AgentSurface
+from agents.runtime.conversation import message_from_dict, message_to_dict, usage_from_dict
+from agents.runtime.events import EventSink, TurnEmitter
+from agents.runtime.execution import CallResult, error, run_agent_tool, run_server_tool, validate_arguments
+from agents.runtime.pricing import cost_usd
+from agents.runtime.prompt import LOAD_SKILL_TOOL, system_prompt
+from agents.runtime.providers.base import (
+    Message,
+    ModelError,
+    ModelRequest,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+    UsageEvent,
+)
+from agents.runtime.providers.gateway import ProviderSettings, provider_for, stream_with_retries
+from agents.sdk import ResultContext, SessionInfo, Signal, ToolContext
+from agents.sdk._context import Artifacts, Host
+from sessions_app.events import EventType
+
+DEFAULT_MAX_STEPS = 25
+INTERRUPTED = "turn interrupted"
+
+
+@dataclass
+class TurnRequest:
+    """Everything a turn needs that is not in the agent's surface."""
+
+    session: SessionInfo
+    turn_id: str
+    message: str
+    history: list[Message] = field(default_factory=list)
+    arms: dict[str, str] = field(default_factory=dict)
+    workspace: Path | None = None
+    workspace_files: list[str] = field(default_factory=list)
+    host: Host | None = None
+    artifacts: Artifacts | None = None
+    secrets: dict[str, str] = field(default_factory=dict)
+    signal: Signal = field(default_factory=Signal)
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    default_model: str = "test"
+    providers: ProviderSettings = field(default_factory=ProviderSettings)
+    max_steps: int = DEFAULT_MAX_STEPS
+
+
+@dataclass(frozen=True)
+class Decision:
+    approve: bool
+    reason: str = ""
+    decided_by: str = ""
+
+
+@dataclass
+class TurnOutcome:
+    status: Literal["completed", "failed", "parked"]
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    cost: Decimal | None = None
+    failure: str | None = None
+    # Parked: what resume_turn needs; completed: the conversation to keep as history.
+    state: dict[str, Any] | None = None
+    messages: list[Message] = field(default_factory=list)
+
+
+class TurnFailed(Exception):
+    """Ends the turn with ``turn.failed`` and this message."""
+
+
+def subagent_spec(name: str, child: AgentSurface) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=child.config.description or f"Delegate to the {name} subagent.",
+        input_schema={
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "What to ask the subagent."}},
+            "required": ["message"],
+            "additionalProperties": False,
+        },
+    )
+
+
+def tool_specs(surface: AgentSurface) -> tuple[ToolSpec, ...]:
+    """The tools offered to the model: the agent's tools, its subagents, the skill loader."""
+    specs = [ToolSpec(name, e.value.description, e.value.input_schema) for name, e in surface.tools.items()]
+    specs += [subagent_spec(name, child) for name, child in surface.subagents.items()]
+    if surface.skills:
+        specs.append(
+            ToolSpec(
+                LOAD_SKILL_TOOL,
+                "Load the full instructions of a skill from the catalog.",
+                {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "enum": sorted(surface.skills)}},
+                    "required": ["name"],
+                    "additionalProperties": False,
+                },
+            )
+        )
+    return tuple(specs)
+
+
+class _Run:
+    """One run of the step loop over one surface (the agent, or a subagent nested in a call)."""
+
+    def __init__(
+        self,
+        surface: AgentSurface,
+        request: TurnRequest,
+        emitter: TurnEmitter,
+        settings: RuntimeSettings,
+        *,
+        nested: bool = False,
+    ) -> None:
+        self.surface = surface
+        self.request = request
+        self.emitter = emitter
+        self.settings = settings
+        self.nested = nested
+        self.model_id = surface.config.model or settings.default_model
+        self.usage = Usage()
+        self.ctx = ToolContext(
+            session=request.session,
+            host=request.host,
+            artifacts=request.artifacts,
+            workspace=request.workspace,
+            state_root=request.workspace,
+            secrets=request.secrets,
+            signal=request.signal,
+        )
+
+    # --- the loop ---------------------------------------------------------------------
+
+    async def loop(self, messages: list[Message], step: int) -> TurnOutcome:
+        provider, model_name = provider_for(self.model_id, self.settings.providers)
+        system = await system_prompt(self.surface, self.ctx, self.request.arms, self.request.workspace_files)
+        tools = tool_specs(self.surface)
+        while step < self.settings.max_steps:
+            step += 1
+            await self.emitter.emit(EventType.STEP_STARTED, {"step": step})
+            text, calls = await self._model_step(provider, ModelRequest(model_name, system, tuple(messages), tools))
+            await self.emitter.emit(EventType.STEP_COMPLETED, {"step": step})
+            messages.append(Message("assistant", text, tuple(calls)))
+            if not calls:
+                return TurnOutcome("completed", text=text, usage=self.usage, messages=messages)
+            await self.emitter.emit(
+                EventType.ACTIONS_REQUESTED,
+                {"calls": [{"callId": c.call_id, "toolName": c.name, "args": c.arguments} for c in calls]},
+            )
+            results: dict[str, CallResult] = {}
+            pending: list[ToolCall] = []
+            for call in calls:
+                if self._needs_approval(call):
+                    pending.append(call)
+                    await self.emitter.emit(
+                        EventType.ACTION_APPROVAL_REQUESTED,
+                        {"callId": call.call_id, "toolName": call.name, "args": call.arguments},
+                    )
+                else:
+                    results[call.call_id] = await self._execute(call)
+            if pending:
+                return self._park(messages, step, calls, results, pending)
+            messages += self._result_messages(calls, results)
+        raise TurnFailed(f"the turn took more than {self.settings.max_steps} model steps")
+
+    async def _model_step(self, provider: Any, request: ModelRequest) -> tuple[str, list[ToolCall]]:
+        text: list[str] = []
+        reasoning: list[str] = []
+        calls: list[ToolCall] = []
+        async for event in stream_with_retries(provider, request, self.settings.providers):
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+                await self.emitter.delta(EventType.MESSAGE_APPENDED, event.text)
+            elif isinstance(event, ReasoningDelta):
+                reasoning.append(event.text)
+                await self.emitter.delta(EventType.REASONING_APPENDED, event.text)
+            elif isinstance(event, ToolCallEvent):
+                calls.append(event.call)
+            elif isinstance(event, UsageEvent):
+                self.usage = self.usage + event.usage
+        if reasoning:
+            await self.emitter.emit(EventType.REASONING_COMPLETED, {"text": "".join(reasoning)})
+        if text:
+            await self.emitter.emit(EventType.MESSAGE_COMPLETED, {"text": "".join(text)})
+        return "".join(text), calls
+
+    # --- tool calls ------------------------------------------------------------------------
+
+    def _needs_approval(self, call: ToolCall) -> bool:
+        entry = self.surface.tools.get(call.name)
+        if entry is None or call.arguments is None:
+            return False
+        try:
+            return entry.value.requires_approval(call.arguments)
+        except Exception:  # noqa: BLE001  a predicate that raises errs on the side of asking
+            return True
+
+    async def _execute(self, call: ToolCall) -> CallResult:
+        result = await self._dispatch(call)
+        data: dict[str, Any] = {"callId": call.call_id, "toolName": call.name, "output": result.output, "isError": result.is_error}
+        if result.stubbed:
+            data["stubbed"] = True
+        await self.emitter.emit(EventType.ACTION_RESULT, data)
+        return result
+
+    async def _dispatch(self, call: ToolCall) -> CallResult:
+        if call.name in self.surface.subagents:
+            return await self._run_subagent(call)
+        if call.name == LOAD_SKILL_TOOL and self.surface.skills:
+            name = (call.arguments or {}).get("name")
+            skill = self.surface.skills.get(str(name))
+            return CallResult(skill.value.body) if skill else error(f"no skill {name!r}; see the catalog")
+        entry = self.surface.tools.get(call.name)
+        if entry is None:
+            available = ", ".join(spec.name for spec in tool_specs(self.surface)) or "none"
+            return error(f"unknown tool {call.name!r}; available: {available}")
+        tool = entry.value
+        arguments = validate_arguments(tool, call.arguments, call.raw_arguments)
+        if isinstance(arguments, CallResult):
+            return arguments
+        if self.request.session.dry_run and tool.effect == "write":
+            return CallResult({"stubbed": True, "toolName": tool.name, "args": call.arguments}, stubbed=True)
+        if tool.execution == "agent":
+            if self.request.workspace is None:
+                return error(f"{tool.name} runs in the session workspace, and this run has none")
+            return await run_agent_tool(tool, arguments, entry.path, self.request.workspace)
+        self.ctx.call_id = call.call_id
+        return await run_server_tool(tool, arguments, self.ctx)
+
+    async def _run_subagent(self, call: ToolCall) -> CallResult:
+        message = str((call.arguments or {}).get("message", ""))
+        child = self.surface.subagents[call.name]
+        await self.emitter.emit(
+            EventType.SUBAGENT_CALLED, {"callId": call.call_id, "subagent": call.name, "message": message}
+        )
+        run = _Run(child, self.request, self.emitter.nested(call.call_id), self.settings, nested=True)
+        try:
+            outcome = await run.loop([Message("user", message)], 0)
+        except (ModelError, TurnFailed) as failure:
+            outcome = TurnOutcome("failed", failure=str(failure))
+        self.usage = self.usage + run.usage
+        if outcome.status == "parked":
+            # Approvals inside a subagent are answered as denied for now (see the issue notes).
+            outcome = TurnOutcome("failed", failure="a subagent's tool needs approval; run it from the parent agent")
+        completed = {"callId": call.call_id, "subagent": call.name}
+        if outcome.status == "completed":
+            await self.emitter.emit(EventType.SUBAGENT_COMPLETED, {**completed, "result": outcome.text})
+            return CallResult(outcome.text)
+        await self.emitter.emit(EventType.SUBAGENT_COMPLETED, {**completed, "error": outcome.failure})
+        return error(f"subagent {call.name} failed: {outcome.failure}")
+
+    def _result_messages(self, calls: list[ToolCall], results: dict[str, CallResult]) -> list[Message]:
+        return [
+            Message("tool", results[c.call_id].text, call_id=c.call_id, tool_name=c.name, is_error=results[c.call_id].is_error)
+            for c in calls
+        ]
+
+    # --- parking ---------------------------------------------------------------------------
+
+    def _park(
+        self,
+        messages: list[Message],
+        step: int,
+        calls: list[ToolCall],
+        results: dict[str, CallResult],
+        pending: list[ToolCall],
+    ) -> TurnOutcome:
+        state = {
+            "messages": [message_to_dict(m) for m in messages],
+            "step": step,
+            "usage": self.usage.as_dict(),
+            "results": {cid: {"output": r.output, "isError": r.is_error, "stubbed": r.stubbed} for cid, r in results.items()},
+            "pending": [c.call_id for c in pending],
+        }
+        return TurnOutcome("parked", usage=self.usage, state=state)
+
+    async def resume(self, state: dict[str, Any], decisions: dict[str, Decision]) -> TurnOutcome:
+        messages = [message_from_dict(m) for m in state["messages"]]
+        self.usage = usage_from_dict(state["usage"])
+        calls = list(messages[-1].tool_calls)
+        results = {
+            cid: CallResult(r["output"], is_error=r["isError"], stubbed=r.get("stubbed", False))
+            for cid, r in state["results"].items()
+        }
+        for call in calls:
+            if call.call_id not in state["pending"]:
+                continue
+            decision = decisions[call.call_id]
+            await self.emitter.emit(
+                EventType.ACTION_APPROVAL_RESOLVED,
+                {
+                    "callId": call.call_id,
+                    "toolName": call.name,
+                    "decision": "approve" if decision.approve else "deny",
+                    "reason": decision.reason,
+                    "decidedBy": decision.decided_by,
+                },
+            )
+            if decision.approve:
+                results[call.call_id] = await self._execute(call)
+            else:
+                denied = error(f"the call was denied{': ' + decision.reason if decision.reason else ''}")
+                await self.emitter.emit(
+                    EventType.ACTION_RESULT,
+                    {"callId": call.call_id, "toolName": call.name, "output": denied.output, "isError": True},
+                )
+                results[call.call_id] = denied
+        messages += self._result_messages(calls, results)
+        return await self.loop(messages, state["step"])
+
+    # --- the end of the turn -----------------------------------------------------------------
+
+    async def commit(self, text: str) -> None:
+        if self.surface.result is None or self.request.session.dry_run:
+            return
+        if not text.strip():
+            raise TurnFailed("the final answer is empty, so there is nothing to commit")
+        ctx = ResultContext(session=self.request.session, text=text, host=self.request.host, artifacts=self.request.artifacts)
+        try:
+            value = self.surface.result.commit(ctx)
+            if inspect.isawaitable(value):
+                await value
+        except Exception as failure:  # noqa: BLE001  the author's commit failing fails the turn
+            raise TurnFailed(f"result commit failed: {type(failure).__name__}: {failure}") from failure
+
+
+async def _finish(run: _Run, body: Any) -> TurnOutcome:
+    """Run ``body`` (the loop or a resume) and end the turn with exactly one terminal event."""
+    emitter = run.emitter
+    try:
+        outcome: TurnOutcome = await body
+        if outcome.status == "completed":
+            await run.commit(outcome.text)
+    except asyncio.CancelledError:
+        await emitter.flush()
+        await emitter.emit(EventType.TURN_FAILED, {"message": INTERRUPTED})
+        return TurnOutcome("failed", usage=run.usage, failure=INTERRUPTED)
+    except (ModelError, TurnFailed) as failure:
+        await emitter.emit(EventType.TURN_FAILED, {"message": str(failure)})
+        return TurnOutcome("failed", usage=run.usage, failure=str(failure))
+    if outcome.status == "parked":
+        await emitter.flush()
+        return outcome
+    outcome.cost = cost_usd(run.model_id, run.usage)
+    data: dict[str, Any] = {"result": outcome.text, "usage": run.usage.as_dict()}
+    data["cost"] = float(outcome.cost) if outcome.cost is not None else None
+    await emitter.emit(EventType.TURN_COMPLETED, data)
+    outcome.usage = run.usage
+    return outcome
+
+
+async def run_turn(
+    surface: AgentSurface, request: TurnRequest, sink: EventSink, settings: RuntimeSettings | None = None
+) -> TurnOutcome:
+    """Run one turn of ``surface`` answering ``request.message``; emits ``turn.started``
+    and exactly one of ``turn.completed`` / ``turn.failed``, or parks on approvals."""
+    settings = settings or RuntimeSettings()
+    emitter = TurnEmitter(sink, request.turn_id)
+    run = _Run(surface, request, emitter, settings)
+    await emitter.emit(EventType.TURN_STARTED, {"model": run.model_id, "testModel": run.model_id == "test"})
+    messages = [*request.history, Message("user", request.message)]
+    return await _finish(run, run.loop(messages, 0))
+
+
+async def resume_turn(
+    surface: AgentSurface,
+    request: TurnRequest,
+    state: dict[str, Any],
+    decisions: dict[str, Decision],
+    sink: EventSink,
+    settings: RuntimeSettings | None = None,
+) -> TurnOutcome:
+    """Continue a parked turn once every pending call has a decision.
+
+    Raises:
+        KeyError: when a pending call has no decision.
+    """
+    missing = [call_id for call_id in state["pending"] if call_id not in decisions]
+    if missing:
+        raise KeyError(f"no decision for {missing}")
+    run = _Run(surface, request, TurnEmitter(sink, request.turn_id), settings or RuntimeSettings())
+    return await _finish(run, run.resume(state, decisions))

@@ -1,0 +1,77 @@
+"""The session workspace: a directory with ``AGENTS.md`` (the instructions),
+``.skills/<name>/SKILL.md``, the agent's seed files and the files sent with
+messages. ``memory/`` is reserved for the platform."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from agents.discovery import AgentSurface
+
+RESERVED_TOP = "memory"
+
+
+class WorkspacePathError(ValueError):
+    """A file path that may not be written into the workspace."""
+
+
+def normalize_workspace_path(path: str) -> str:
+    """A relative posix path inside the workspace, for a path a caller sent.
+
+    ``./memory/x`` and ``a/../memory/x`` are both ``memory/x`` and refused.
+
+    Raises:
+        WorkspacePathError: for an empty path, a NUL byte, a path leaving the
+            workspace, or one under the reserved ``memory/``.
+    """
+    raw = path.replace("\\", "/")
+    if not raw or "\x00" in raw or raw.startswith("/"):
+        raise WorkspacePathError(f"invalid workspace path {path!r}: use a relative path")
+    parts: list[str] = []
+    for part in raw.split("/"):
+        if part in {"", "."}:
+            continue
+        if part == "..":
+            if not parts:
+                raise WorkspacePathError(f"workspace path {path!r} leaves the workspace")
+            parts.pop()
+        else:
+            parts.append(part)
+    if not parts:
+        raise WorkspacePathError(f"invalid workspace path {path!r}")
+    if parts[0] == RESERVED_TOP:
+        raise WorkspacePathError(f"workspace path {path!r} is under the reserved {RESERVED_TOP}/")
+    return "/".join(parts)
+
+
+def prepare_workspace(
+    directory: Path, surface: AgentSurface, instructions: str, files: Mapping[str, str] | None = None
+) -> list[str]:
+    """Create or refresh the workspace; returns the relative paths of the files in it.
+
+    Raises:
+        WorkspacePathError: for a sent file path that is refused (nothing is written then).
+    """
+    sent = {normalize_workspace_path(path): content for path, content in (files or {}).items()}
+    directory.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+
+    def put(relative: str, text: str) -> None:
+        target = directory / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        written.append(relative)
+
+    put("AGENTS.md", instructions)
+    for name, entry in surface.skills.items():
+        put(f".skills/{name}/SKILL.md", f"---\ndescription: {entry.value.description}\n---\n{entry.value.body}\n")
+    for relative, source in surface.seeds.items():
+        target = directory / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        written.append(relative)
+    for relative, content in sent.items():
+        put(relative, content)
+    return sorted(set(written))
