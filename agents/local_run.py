@@ -42,7 +42,9 @@ async def _run(surface: AgentSurface, message: str, approve: bool | None, dry_ru
         settings = runtime_settings()
         outcome = await run_turn(surface, request, sink, settings)
         while outcome.status == "parked" and approve is not None and outcome.state is not None:
-            decisions = {call_id: Decision(approve, "decided on the command line", "cli") for call_id in outcome.state["pending"]}
+            decisions = {
+                call_id: Decision(approve, "decided on the command line", "cli") for call_id in outcome.state["pending"]
+            }
             outcome = await resume_turn(surface, request, outcome.state, decisions, sink, settings)
     return LocalRun(outcome, [event.as_record(LOCAL_SESSION) for event in sink.events])
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 FILES = {
-    "agent/agent.py": '''\
+    "agent/agent.py": """\
 from agents.sdk import define_agent
 
 agent = define_agent(model="test", description="{name}: describe what this agent does.")
-''',
+""",
     "agent/instructions.md": """\
 You are {name}. Answer briefly and say plainly when you do not know.
 """,
@@ -26,7 +26,7 @@ def word_count(ctx: ToolContext, text: str) -> dict:
     """
     return {{"words": len(text.split())}}
 ''',
-    "agent/hooks/log_turns.py": '''\
+    "agent/hooks/log_turns.py": """\
 import logging
 
 from agents.sdk import HookContext, define_hook
@@ -39,13 +39,13 @@ def on_turn_completed(ctx: HookContext, event: dict) -> None:
 
 
 hook = define_hook(events={{"turn.completed": on_turn_completed}})
-''',
+""",
     "evals/evals.config.py": """\
 from agents.sdk import define_evals_config
 
 config = define_evals_config(max_concurrency=2)
 """,
-    "evals/smoke.eval.py": '''\
+    "evals/smoke.eval.py": """\
 from agents.sdk import define_eval
 
 
@@ -55,7 +55,7 @@ async def test(t) -> None:
 
 
 case = define_eval(test=test, description="The agent can call its tool.")
-''',
+""",
 }
 
 

@@ -58,7 +58,9 @@ def serialize(value: Any) -> str:
     Very large outputs are cut, with a note saying so."""
     text = json.dumps(value, default=str, ensure_ascii=False)
     if len(text) > MAX_OUTPUT_CHARS:
-        text = f"{text[:MAX_OUTPUT_CHARS]}\n[output truncated: {len(text)} characters, the first {MAX_OUTPUT_CHARS} shown]"
+        text = (
+            f"{text[:MAX_OUTPUT_CHARS]}\n[output truncated: {len(text)} characters, the first {MAX_OUTPUT_CHARS} shown]"
+        )
     return text
 
 

@@ -30,9 +30,7 @@ def skills_catalog(surface: AgentSurface) -> str:
     if not surface.skills:
         return ""
     lines = [f"- {name}: {entry.value.description}" for name, entry in surface.skills.items()]
-    return (
-        f"Skills you can load with the {LOAD_SKILL_TOOL} tool when a task needs one:\n" + "\n".join(lines)
-    )
+    return f"Skills you can load with the {LOAD_SKILL_TOOL} tool when a task needs one:\n" + "\n".join(lines)
 
 
 def arm_instructions(surface: AgentSurface, arms: Mapping[str, str]) -> str:

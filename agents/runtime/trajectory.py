@@ -10,7 +10,14 @@ from typing import Any
 def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Summary of event records (``{type, data, ...}``) of one or more turns."""
     calls: dict[str, dict[str, Any]] = {}
-    summary: dict[str, Any] = {"status": None, "reply": "", "toolCalls": [], "usage": None, "cost": None, "failure": None}
+    summary: dict[str, Any] = {
+        "status": None,
+        "reply": "",
+        "toolCalls": [],
+        "usage": None,
+        "cost": None,
+        "failure": None,
+    }
     for record in records:
         kind, data = record.get("type"), record.get("data") or {}
         if kind == "actions.requested":

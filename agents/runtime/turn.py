@@ -219,7 +219,12 @@ class _Run:
 
     async def _execute(self, call: ToolCall) -> CallResult:
         result = await self._dispatch(call)
-        data: dict[str, Any] = {"callId": call.call_id, "toolName": call.name, "output": result.output, "isError": result.is_error}
+        data: dict[str, Any] = {
+            "callId": call.call_id,
+            "toolName": call.name,
+            "output": result.output,
+            "isError": result.is_error,
+        }
         if result.stubbed:
             data["stubbed"] = True
         await self.emitter.emit(EventType.ACTION_RESULT, data)
@@ -273,7 +278,13 @@ class _Run:
 
     def _result_messages(self, calls: list[ToolCall], results: dict[str, CallResult]) -> list[Message]:
         return [
-            Message("tool", results[c.call_id].text, call_id=c.call_id, tool_name=c.name, is_error=results[c.call_id].is_error)
+            Message(
+                "tool",
+                results[c.call_id].text,
+                call_id=c.call_id,
+                tool_name=c.name,
+                is_error=results[c.call_id].is_error,
+            )
             for c in calls
         ]
 
@@ -291,7 +302,9 @@ class _Run:
             "messages": [message_to_dict(m) for m in messages],
             "step": step,
             "usage": self.usage.as_dict(),
-            "results": {cid: {"output": r.output, "isError": r.is_error, "stubbed": r.stubbed} for cid, r in results.items()},
+            "results": {
+                cid: {"output": r.output, "isError": r.is_error, "stubbed": r.stubbed} for cid, r in results.items()
+            },
             "pending": [c.call_id for c in pending],
         }
         return TurnOutcome("parked", usage=self.usage, state=state)
@@ -337,12 +350,14 @@ class _Run:
             return
         if not text.strip():
             raise TurnFailed("the final answer is empty, so there is nothing to commit")
-        ctx = ResultContext(session=self.request.session, text=text, host=self.request.host, artifacts=self.request.artifacts)
+        ctx = ResultContext(
+            session=self.request.session, text=text, host=self.request.host, artifacts=self.request.artifacts
+        )
         try:
             value = self.surface.result.commit(ctx)
             if inspect.isawaitable(value):
                 await value
-        except Exception as failure:  # noqa: BLE001  the author's commit failing fails the turn
+        except Exception as failure:
             raise TurnFailed(f"result commit failed: {type(failure).__name__}: {failure}") from failure
 
 

@@ -35,7 +35,9 @@ def write(root: Path, files: dict[str, str]) -> None:
 def agents_dir(tmp_path, settings):
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": tmp_path}
     write(tmp_path / "echo", {"agent/instructions.md": "Be brief.", "agent/tools/shout.py": GOOD_TOOL})
-    write(tmp_path / "broken", {"agent/instructions.md": "Be brief.", "agent/tools/bad.py": "import nonexistent_module\n"})
+    write(
+        tmp_path / "broken", {"agent/instructions.md": "Be brief.", "agent/tools/bad.py": "import nonexistent_module\n"}
+    )
     return tmp_path
 
 
