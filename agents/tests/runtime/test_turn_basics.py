@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+from agents.sdk import SessionInfo
+from sessions_app.events import EventType
+
+ECHO_TOOL = '''
+from agents.sdk import tool
+
+
+@tool
+def shout(text: str) -> str:
+    """Say it louder."""
+    return text.upper()
+'''
+
+
+def test_an_echo_turn_streams_the_reply_and_completes_with_word_count_usage(agent):
+    outcome = agent.run("hello there")
+    assert outcome.status == "completed"
+    assert outcome.text == "echo: hello there"
+    assert agent.types() == [
+        "turn.started",
+        "step.started",
+        "message.appended",
+        "message.completed",
+        "step.completed",
+        "turn.completed",
+    ]
+    [completed] = agent.data(EventType.TURN_COMPLETED)
+    assert completed["result"] == "echo: hello there"
+    assert completed["usage"]["outputTokens"] == 3
+    assert completed["usage"]["inputTokens"] == len("You are a test agent.".split()) + 2
+    assert completed["cost"] == 0.0
+    assert agent.data(EventType.TURN_STARTED) == [{"model": "test", "testModel": True}]
+
+
+def test_many_small_deltas_are_coalesced_into_fewer_appended_events(agent):
+    outcome = agent.run("/stream 3000")
+    appended = agent.data(EventType.MESSAGE_APPENDED)
+    assert 1 <= len(appended) < 3000
+    assert "".join(event["text"] for event in appended) == outcome.text
+    assert outcome.text.split() == [f"t{n}" for n in range(3000)]
+
+
+def test_a_failing_step_ends_the_turn_with_its_message(agent):
+    outcome = agent.run("/fail the provider exploded")
+    assert outcome.status == "failed"
+    assert agent.types()[-1] == "turn.failed"
+    assert agent.data(EventType.TURN_FAILED) == [{"message": "the provider exploded"}]
+
+
+def test_a_tool_call_runs_and_its_result_goes_back_to_the_model(agent):
+    agent.write({"agent/tools/shout.py": ECHO_TOOL})
+    outcome = agent.run('/call shout {"text": "hi"}')
+    assert outcome.text == 'done: shout -> "HI"'
+    [requested] = agent.data(EventType.ACTIONS_REQUESTED)
+    assert requested == {"calls": [{"callId": "call_0_0", "toolName": "shout", "args": {"text": "hi"}}]}
+    assert agent.data(EventType.ACTION_RESULT) == [
+        {"callId": "call_0_0", "toolName": "shout", "output": "HI", "isError": False}
+    ]
+
+
+def test_several_calls_in_one_step_run_in_order(agent):
+    agent.write({"agent/tools/shout.py": ECHO_TOOL})
+    outcome = agent.run('/call shout {"text": "a"}\n/call shout {"text": "b"}')
+    [requested] = agent.data(EventType.ACTIONS_REQUESTED)
+    assert [call["args"] for call in requested["calls"]] == [{"text": "a"}, {"text": "b"}]
+    assert [result["output"] for result in agent.data(EventType.ACTION_RESULT)] == ["A", "B"]
+    assert outcome.text == 'done: shout -> "A"\ndone: shout -> "B"'
+
+
+def test_the_conversation_so_far_is_sent_with_a_follow_up(agent):
+    first = agent.run("first message")
+    second = agent.run("second message", history=first.messages)
+    assert second.text == "echo: second message"
+    assert [m.role for m in second.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_skill_body_is_loaded_on_demand(agent):
+    agent.write({"agent/skills/refunds.md": "---\ndescription: How to refund\n---\nStep 1: check the order."})
+    outcome = agent.run('/call load_skill {"name": "refunds"}')
+    assert outcome.text == 'done: load_skill -> "Step 1: check the order."'
+
+
+def test_the_turn_stops_after_the_step_limit(agent):
+    import asyncio
+
+    from agents.runtime.turn import RuntimeSettings, run_turn
+
+    agent.write({"agent/tools/shout.py": ECHO_TOOL})
+    # The test model answers tool results with text, so one call needs two steps.
+    outcome = asyncio.run(
+        run_turn(agent.surface(), agent.request('/call shout {"text": "x"}'), agent.sink, RuntimeSettings(max_steps=1))
+    )
+    assert outcome.status == "failed"
+    assert "more than 1 model steps" in outcome.failure
+
+
+def test_dry_run_stubs_write_tools_and_runs_read_tools(agent):
+    agent.write(
+        {
+            "agent/tools/shout.py": ECHO_TOOL,
+            "agent/tools/delete_all.py": '''
+                from agents.sdk import tool
+
+
+                @tool(effect="write")
+                def delete_all(table: str) -> str:
+                    """Delete every row."""
+                    raise AssertionError("a dry run must not reach a write tool")
+            ''',
+        }
+    )
+    session = SessionInfo(id="ses_dry", agent="agent", dry_run=True)
+    agent.run('/call delete_all {"table": "users"}\n/call shout {"text": "ok"}', session=session)
+    stub, read = agent.data(EventType.ACTION_RESULT)
+    assert stub["stubbed"] is True and stub["isError"] is False
+    assert stub["output"] == {"stubbed": True, "toolName": "delete_all", "args": {"table": "users"}}
+    assert read["output"] == "OK" and "stubbed" not in read
