@@ -12,7 +12,7 @@ from agents.discovery import AgentSurface, discover
 from agents.runtime.events import MemorySink
 from agents.runtime.turn import TurnOutcome, TurnRequest, run_turn
 from agents.sdk import SessionInfo
-from agents.tests.discovery.trees import write_tree
+from agents.tests.trees import write_tree
 from sessions_app.events import EventType
 
 BASE = {"agent/instructions.md": "You are a test agent."}
