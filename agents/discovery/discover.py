@@ -210,8 +210,12 @@ def _skills(tree: Path, walk: Walk, surface: AgentSurface) -> None:
             doc = SkillDoc(skill.description, skill.instructions) if skill else None
         else:
             doc = _skill_from_markdown(file, walk)
-        if doc is not None:
-            surface.skills[name] = Entry(doc, file, walk.extension)
+        if doc is None:
+            continue
+        if name in surface.skills:
+            walk.report(codes.DUPLICATE_NAME, file, f"skill {name!r} is defined twice")
+            continue
+        surface.skills[name] = Entry(doc, file, walk.extension)
 
 
 def _instructions(tree: Path, walk: Walk, surface: AgentSurface) -> None:
@@ -275,6 +279,9 @@ def _schedules(tree: Path, walk: Walk, surface: AgentSurface) -> None:
         if not _valid_cron(schedule.cron):
             walk.report(codes.INVALID_CRON, path, f"cron {schedule.cron!r} is not a valid 5-field expression")
             continue
+        if path.stem in surface.schedules:
+            walk.report(codes.DUPLICATE_NAME, path, f"schedule {path.stem!r} is defined twice")
+            continue
         surface.schedules[path.stem] = Entry(schedule, path, walk.extension)
 
 
@@ -329,7 +336,12 @@ def _single_file(tree: Path, walk: Walk, name: str, expected: type[T]) -> T | No
 
 
 def _seeds(tree: Path, walk: Walk, surface: AgentSurface) -> None:
-    workspace = tree / "sandbox" / "workspace"
+    sandbox = tree / "sandbox"
+    if sandbox.is_dir():
+        for path in sorted(sandbox.iterdir()):
+            if path.name != "workspace" and not is_skipped(path):
+                walk.report(codes.STRAY_FILE, path, f"only sandbox/workspace/ is used; {path.name!r} is ignored")
+    workspace = sandbox / "workspace"
     if not workspace.is_dir():
         return
     for path in sorted(workspace.rglob("*")):
@@ -396,7 +408,7 @@ def walk_tree(tree: Path, walk: Walk, surface: AgentSurface, kind: str, known_ev
         surface.ab_config = _single_file(tree, walk, "ab.config.py", sdk.ABConfig)
         surface.storage = _single_file(tree, walk, "storage.py", sdk.StorageConfig)
         surface.otel = _single_file(tree, walk, "otel.py", sdk.OtelConfig)
-        _playground(tree, surface)
+        _playground(tree, walk, surface)
     _seeds(tree, walk, surface)
     _subagents(tree, walk, surface, known_events)
     for name, child in surface.subagents.items():
@@ -404,11 +416,17 @@ def walk_tree(tree: Path, walk: Walk, surface: AgentSurface, kind: str, known_ev
             walk.report(codes.DUPLICATE_NAME, child.path, f"subagent {name!r} has the name of a tool")
 
 
-def _playground(tree: Path, surface: AgentSurface) -> None:
+def _playground(tree: Path, walk: Walk, surface: AgentSurface) -> None:
     folder = tree / "playground" / "tools"
-    if folder.is_dir():
-        for path in sorted(folder.glob("*.html")):
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.iterdir()):
+        if is_skipped(path):
+            continue
+        if path.suffix == ".html" and path.is_file():
             surface.playground_tools[path.stem] = path
+        else:
+            walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not a <tool>.html renderer")
 
 
 def _evals(folder: Path, walk: Walk, surface: AgentSurface) -> None:
@@ -454,15 +472,19 @@ def discover_agent(
     walk_tree(tree, walk, surface, "root", known_events)
     if mount_extensions is not None:
         mount_extensions(tree, walk, surface, known_events)
-    if not any(entry.extension is None for entry in surface.instructions) and not _has_instruction_files(tree):
-        walk.report(codes.NO_INSTRUCTIONS, tree / "instructions.md", "the agent has no instructions")
+    if not any(entry.extension is None for entry in surface.instructions) and not _has_python_instructions(tree):
+        walk.report(
+            codes.NO_INSTRUCTIONS, tree / "instructions.md", "the agent has no instructions (or they are empty)"
+        )
     _check_playground(walk, surface)
     _evals(folder, walk, surface)
     return surface, loader
 
 
-def _has_instruction_files(tree: Path) -> bool:
-    return any((tree / name).exists() for name in ("instructions.md", "instructions.py", "instructions"))
+def _has_python_instructions(tree: Path) -> bool:
+    """Python instructions that failed to load are already an error of their own."""
+    folder = tree / "instructions"
+    return (tree / "instructions.py").exists() or (folder.is_dir() and any(folder.glob("*.py")))
 
 
 def _check_playground(walk: Walk, surface: AgentSurface) -> None:

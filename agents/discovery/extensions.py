@@ -89,6 +89,9 @@ def mount_extensions(tree: Path, walk: Walk, surface: AgentSurface, known_events
             continue
         if not walk.check_name(namespace, path, "extension namespace"):
             continue
+        if namespace in surface.extensions:
+            walk.report(codes.DUPLICATE_NAME, path, f"extension namespace {namespace!r} is mounted twice")
+            continue
         spec = walk.load_one(mount_file, (sdk.Mount, sdk.PluginMount), "extensions/")
         if spec is None:
             continue
@@ -297,6 +300,9 @@ def _mcp_json(folder: Path, walk: Walk, contribution: AgentSurface) -> None:
         servers = json.loads(file.read_text()).get("mcpServers", {})
     except (json.JSONDecodeError, AttributeError, UnicodeDecodeError) as error:
         walk.report(codes.INVALID_PLUGIN, file, f"mcp.json is not a JSON object with mcpServers: {error}")
+        return
+    if not isinstance(servers, dict):
+        walk.report(codes.INVALID_PLUGIN, file, f"mcpServers must be an object, not {type(servers).__name__}")
         return
     for name, server in sorted(servers.items()):
         if not walk.check_name(name, file, "connection"):

@@ -104,7 +104,7 @@ class TreeLoader:
             return LoadFailure("definition", str(error))
         except (Exception, SystemExit) as error:  # noqa: BLE001  an author's bug becomes a diagnostic
             sys.modules.pop(name, None)
-            return LoadFailure("import", _describe_exception(error, file))
+            return LoadFailure("import", _describe_exception(error, file, self.root_dir))
         return module
 
     def unload(self) -> None:
@@ -115,16 +115,20 @@ class TreeLoader:
             child.unload()
 
 
-def _describe_exception(error: BaseException, file: Path) -> str:
-    """The exception and the last traceback frame in the authored tree (file:line)."""
+def _describe_exception(error: BaseException, file: Path, root: Path) -> str:
+    """The exception and the last traceback frame inside the authored tree, e.g.
+    ``ValueError: bad (lib/util.py line 3: raise ValueError("bad"))``."""
+    if isinstance(error, SyntaxError):
+        return f"{type(error).__name__}: {error}"  # its text already names the file and line
     frames = traceback.extract_tb(error.__traceback__)
-    authored = [frame for frame in frames if frame.filename == str(file)] or frames[-1:]
+    authored = [frame for frame in frames if Path(frame.filename).is_relative_to(root)] or frames[-1:]
     where = ""
     if authored:
         frame = authored[-1]
-        where = f" (line {frame.lineno}: {frame.line.strip() if frame.line else frame.name})"
-    if isinstance(error, SyntaxError) and error.lineno:
-        where = f" (line {error.lineno})"
+        shown = Path(frame.filename)
+        shown_name = shown.relative_to(root).as_posix() if shown.is_relative_to(root) else shown.name
+        code = frame.line.strip() if frame.line else frame.name
+        where = f" ({shown_name} line {frame.lineno}: {code})"
     return f"{type(error).__name__}: {error}{where}"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agents.sdk import Tool, ToolContext
+from agents.sdk._tool import tool_arguments
 
 DEFAULT_TOOL_TIMEOUT = 120.0
 MAX_OUTPUT_CHARS = 100_000
@@ -79,7 +80,7 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any] | None, raw: str = 
             f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}" for item in invalid.errors()
         )
         return error(f"invalid arguments for {tool.name}: {problems}")
-    return dict(validated)
+    return tool_arguments(validated)
 
 
 async def run_server_tool(tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> CallResult:

@@ -100,6 +100,20 @@ def _is_context(name: str, annotation: Any) -> bool:
     return annotation is ToolContext or (name == "ctx" and annotation in (inspect.Parameter.empty, Any))
 
 
+def _field_name(param: str) -> tuple[str, str | None]:
+    """The model field for a parameter. Names pydantic reserves (``schema``,
+    ``model_config``, ``_private``, ...) get a safe field name and keep the
+    parameter's name as the alias the model and the schema see."""
+    if param.startswith("_") or param.startswith("model_") or hasattr(BaseModel, param):
+        return f"field_{param.lstrip('_')}_{len(param)}", param
+    return param, None
+
+
+def tool_arguments(validated: BaseModel) -> dict[str, Any]:
+    """Validated input as keyword arguments for the tool's function (aliases undone)."""
+    return {field.alias or name: getattr(validated, name) for name, field in type(validated).model_fields.items()}
+
+
 def _build_input_model(
     fn: Callable[..., Any], name: str, docs: dict[str, str]
 ) -> tuple[type[BaseModel], dict[str, Any], str | None]:
@@ -127,7 +141,8 @@ def _build_input_model(
                 f"{_where(fn)}: @tool {name}: parameter {param.name!r} has no type annotation",
             )
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[param.name] = (annotation, Field(default, description=docs.get(param.name)))
+        field_name, alias = _field_name(param.name)
+        fields[field_name] = (annotation, Field(default, alias=alias, description=docs.get(param.name)))
     try:
         model = create_model(f"{name}_input", __config__=ConfigDict(extra="forbid"), **fields)
         schema = model.model_json_schema()

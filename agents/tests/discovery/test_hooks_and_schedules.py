@@ -1,0 +1,162 @@
+"""hooks/<path>.py (nested names, empty and unknown events) and schedules/ (Markdown or define_schedule, cron)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.tests.trees import codes, only
+
+HOOK = """
+    from agents.sdk import define_hook
+
+
+    def record(ctx, event):
+        return None
+
+
+    hook = define_hook(events={events})
+"""
+
+
+def test_a_hook_is_named_by_its_file(build):
+    surface = build({"agent/hooks/audit.py": HOOK.format(events='{"turn.completed": record}')})
+    assert codes(surface) == []
+    assert surface.info("test")["hooks"] == [{"name": "audit", "events": ["turn.completed"], "extension": None}]
+
+
+def test_a_nested_hook_is_named_by_its_path_without_py(build):
+    surface = build({"agent/hooks/audit/usage.py": HOOK.format(events='{"*": record}')})
+    assert codes(surface) == []
+    assert list(surface.hooks) == ["audit/usage"]
+
+
+def test_a_hook_with_no_events_is_skipped_with_a_warning(build):
+    surface = build({"agent/hooks/idle.py": HOOK.format(events="{}")})
+    assert codes(surface) == ["agents.W011"]
+    assert only(surface, "agents.W011").path == "agent/hooks/idle.py"
+    assert surface.hooks == {}
+
+
+def test_a_hook_on_an_unknown_event_type_is_a_warning(build):
+    surface = build({"agent/hooks/odd.py": HOOK.format(events='{"turn.exploded": record}')})
+    assert codes(surface) == ["agents.W018"]
+    assert "'turn.exploded'" in only(surface, "agents.W018").message
+
+
+def test_a_hook_handler_that_is_not_a_function_is_refused_at_import(build):
+    surface = build({"agent/hooks/odd.py": HOOK.format(events='{"turn.completed": "record"}')})
+    assert codes(surface) == ["agents.E013"]
+
+
+def test_a_stray_file_among_hooks_is_reported(build):
+    surface = build({"agent/hooks/audit/README.md": "notes"})
+    assert codes(surface) == ["agents.W012"]
+
+
+def test_test_files_and_caches_among_hooks_are_skipped(build):
+    surface = build(
+        {
+            "agent/hooks/audit/test_usage.py": "raise RuntimeError\n",
+            "agent/hooks/__pycache__/audit.cpython-311.pyc": "",
+        }
+    )
+    assert codes(surface) == []
+
+
+# --- schedules --------------------------------------------------------------------------------
+
+
+def test_a_markdown_schedule_takes_cron_from_front_matter_and_the_prompt_from_the_body(build):
+    surface = build(
+        {
+            "agent/schedules/weekly.md": """
+                ---
+                cron: "0 9 * * 1"
+                description: Monday summary
+                ---
+                Summarise last week's tickets.
+            """
+        }
+    )
+    assert codes(surface) == []
+    schedule = surface.schedules["weekly"].value
+    assert (schedule.cron, schedule.prompt, schedule.description) == (
+        "0 9 * * 1",
+        "Summarise last week's tickets.",
+        "Monday summary",
+    )
+    assert surface.info("test")["schedules"] == [
+        {"name": "weekly", "cron": "0 9 * * 1", "description": "Monday summary", "runs": "prompt", "extension": None}
+    ]
+
+
+def test_a_python_schedule_is_made_with_define_schedule(build):
+    surface = build(
+        {
+            "agent/schedules/cleanup.py": """
+                from agents.sdk import define_schedule
+
+
+                def run(ctx):
+                    return None
+
+
+                schedule = define_schedule(cron="*/15 * * * *", handler=run)
+            """
+        }
+    )
+    assert codes(surface) == []
+    assert surface.info("test")["schedules"][0]["runs"] == "handler"
+
+
+@pytest.mark.parametrize(
+    "cron",
+    [
+        "0 0 9 * * 1",  # six fields (seconds)
+        "every monday",
+        "61 * * * *",
+        "@daily",
+    ],
+)
+def test_an_invalid_cron_in_markdown_is_an_error(build, cron):
+    surface = build({"agent/schedules/weekly.md": f"---\ncron: '{cron}'\n---\nSummarise.\n"})
+    assert codes(surface) == ["agents.E010"]
+    assert repr(cron) in only(surface, "agents.E010").message
+    assert surface.schedules == {}
+
+
+def test_an_invalid_cron_in_define_schedule_is_an_error(build):
+    surface = build(
+        {
+            "agent/schedules/weekly.py": """
+                from agents.sdk import define_schedule
+
+                schedule = define_schedule(cron="0 0 9 * * 1", prompt="Summarise.")
+            """
+        }
+    )
+    assert codes(surface) == ["agents.E010"]
+
+
+def test_a_markdown_schedule_without_cron_is_an_error(build):
+    surface = build({"agent/schedules/weekly.md": "Summarise.\n"})
+    assert codes(surface) == ["agents.E010"]
+
+
+def test_a_markdown_schedule_without_a_prompt_is_an_error(build):
+    surface = build({"agent/schedules/weekly.md": "---\ncron: '0 9 * * 1'\n---\n"})
+    assert codes(surface) == ["agents.E013"]
+
+
+def test_a_markdown_and_a_python_schedule_of_the_same_name_are_a_duplicate(build):
+    surface = build(
+        {
+            "agent/schedules/weekly.md": "---\ncron: '0 9 * * 1'\n---\nSummarise.\n",
+            "agent/schedules/weekly.py": """
+                from agents.sdk import define_schedule
+
+                schedule = define_schedule(cron="0 10 * * 1", prompt="Summarise again.")
+            """,
+        }
+    )
+    assert codes(surface) == ["agents.E019"]

@@ -1,0 +1,102 @@
+"""The public authoring surface is a visible decision, and it does not pull in Django."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import agents.sdk
+
+REPO = Path(__file__).resolve().parents[3]
+
+# Frozen copy of agents.sdk.__all__: change it here on purpose when the surface changes.
+PUBLIC_SURFACE = [
+    "ABConfig",
+    "AgentConfig",
+    "ArtifactsConfig",
+    "Channel",
+    "ChannelContext",
+    "DefinitionError",
+    "Disable",
+    "EvalCase",
+    "EvalsConfig",
+    "Experiment",
+    "ExtensionSpec",
+    "FileSystemSpec",
+    "Hook",
+    "HookContext",
+    "Instructions",
+    "McpConnection",
+    "Mount",
+    "OtelConfig",
+    "PluginMount",
+    "ResultContext",
+    "ResultHandler",
+    "Route",
+    "Schedule",
+    "SessionInfo",
+    "Signal",
+    "Skill",
+    "StorageConfig",
+    "Tool",
+    "ToolContext",
+    "define_ab",
+    "define_ab_config",
+    "define_agent",
+    "define_artifacts",
+    "define_channel",
+    "define_eval",
+    "define_evals_config",
+    "define_extension",
+    "define_hook",
+    "define_instructions",
+    "define_mcp_connection",
+    "define_otel",
+    "define_result",
+    "define_schedule",
+    "define_skill",
+    "define_storage",
+    "disable_ab",
+    "disable_artifacts",
+    "disable_channel",
+    "disable_connection",
+    "disable_hook",
+    "disable_instructions",
+    "disable_schedule",
+    "disable_skill",
+    "disable_subagent",
+    "disable_tool",
+    "empty_fs",
+    "host_fs",
+    "mount",
+    "overlay_fs",
+    "plugin_mount",
+    "temp_fs",
+    "tool",
+    "union_fs",
+]
+
+
+def test_the_sdk_exports_exactly_the_frozen_surface():
+    assert agents.sdk.__all__ == PUBLIC_SURFACE
+
+
+def test_every_other_name_in_the_sdk_package_is_private():
+    public = [name for name in vars(agents.sdk) if not name.startswith("_")]
+    assert sorted(public) == sorted(PUBLIC_SURFACE)
+
+
+def test_every_exported_name_exists():
+    assert all(hasattr(agents.sdk, name) for name in PUBLIC_SURFACE)
+
+
+def test_importing_the_sdk_and_discovery_does_not_import_django():
+    completed = subprocess.run(
+        [sys.executable, "-c", "import sys, agents.sdk, agents.discovery; assert 'django' not in sys.modules"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
