@@ -7,6 +7,7 @@ usage. Errors are ``ModelError`` subclasses that say whether a retry may help.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -34,6 +35,18 @@ class ToolCall:
     raw_arguments: str = ""
 
 
+def parse_tool_call(call_id: str, name: str, raw: str) -> ToolCall:
+    """A complete call from its raw argument text; ``arguments`` is None when ``raw``
+    is not a JSON object (an empty text is ``{}``)."""
+    if not raw.strip():
+        return ToolCall(call_id, name, {}, raw)
+    try:
+        arguments = json.loads(raw)
+    except json.JSONDecodeError:
+        return ToolCall(call_id, name, None, raw)
+    return ToolCall(call_id, name, arguments if isinstance(arguments, dict) else None, raw)
+
+
 @dataclass(frozen=True)
 class Message:
     """One entry of the conversation sent to the model."""
@@ -58,6 +71,10 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class Usage:
+    """Token counts of a step or a turn. ``input_tokens`` counts every prompt token,
+    cache reads included (``cache_read_tokens`` says how many of them were); cache
+    writes are only in ``cache_write_tokens``."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -141,7 +158,9 @@ class ModelUnavailable(ModelError):
 
 
 class ModelStreamError(ModelError):
-    """The provider's stream was malformed or ended early."""
+    """The provider's stream was malformed or ended early (often a dropped connection)."""
+
+    retryable = True
 
 
 class ModelStepFailed(ModelError):
