@@ -40,7 +40,7 @@ def park(agent, message: str):
 
 def resume(agent, state, decisions):
     # A fresh discovery of the tree stands in for a new worker process.
-    return asyncio.run(resume_turn(agent.surface(), agent.request(""), state, decisions, agent.sink))
+    return asyncio.run(resume_turn(agent.surface(), agent.request(""), state, decisions, agent.sink, agent.settings))
 
 
 def test_a_gated_call_parks_the_turn_with_an_approval_request(agent):

@@ -30,7 +30,7 @@ def test_cancelling_a_turn_mid_tool_signals_the_tool_and_fails_the_turn(agent):
     module = surface.tools["wait_for_stop"].value.fn.__globals__
 
     async def scenario():
-        task = asyncio.create_task(run_turn(surface, request, agent.sink))
+        task = asyncio.create_task(run_turn(surface, request, agent.sink, agent.settings))
         while not module["started"]:
             await asyncio.sleep(0.01)
         request.signal.cancel()  # what a stop does besides cancelling the task
@@ -45,7 +45,7 @@ def test_cancelling_a_turn_mid_tool_signals_the_tool_and_fails_the_turn(agent):
 
 def test_cancelling_during_a_model_sleep_ends_promptly(agent):
     async def scenario():
-        task = asyncio.create_task(run_turn(agent.surface(), agent.request("/sleep 30"), agent.sink))
+        task = asyncio.create_task(run_turn(agent.surface(), agent.request("/sleep 30"), agent.sink, agent.settings))
         await asyncio.sleep(0.1)
         task.cancel()
         return await asyncio.wait_for(task, 5)
