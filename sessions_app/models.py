@@ -62,6 +62,8 @@ class Session(models.Model):
     )
     dry_run = models.BooleanField(default=False)
     next_event_index = models.PositiveIntegerField(default=0, editable=False)
+    # The last event index handed to the channel's and the hooks' handlers (-1: none yet).
+    dispatched_index = models.IntegerField(default=-1, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -130,6 +132,15 @@ class TurnStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class Admission(models.TextChoices):
+    """What a message sent to a busy session does (DESIGN.md §5)."""
+
+    PREEMPT = "preempt", "Interrupt the running turn"
+    COALESCE = "coalesce", "Queue; queued messages make one turn"
+    ENQUEUE = "enqueue", "Queue; each message its own turn"
+    REJECT = "reject", "Refuse while busy"
+
+
 class Turn(models.Model):
     """One model run over a session. A Celery task claims it by a conditional
     update on ``status`` and ``lease_until``, so a duplicate delivery is a no-op."""
@@ -137,6 +148,7 @@ class Turn(models.Model):
     id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "turn"), editable=False)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
     message = models.TextField(blank=True, help_text="The user input this turn answers.")
+    admission = models.CharField(max_length=10, choices=Admission.choices, default=Admission.PREEMPT)
     status = models.CharField(max_length=10, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
     attempts = models.PositiveSmallIntegerField(default=0)
     lease_until = models.DateTimeField(null=True, blank=True)
@@ -146,6 +158,10 @@ class Turn(models.Model):
     usage = models.JSONField(default=dict, blank=True, help_text="Token counts by kind.")
     cost = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD")
     failure_message = models.TextField(blank=True)
+    # A parked turn's state (conversation, pending calls), enough to resume it anywhere.
+    parked_state = models.JSONField(null=True, blank=True)
+    # The messages this turn added to the conversation; the history of the next turn.
+    conversation = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -364,6 +380,24 @@ class EvalRun(models.Model):
 
     def __str__(self) -> str:
         return self.id
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a request sent with an ``Idempotency-Key``; a retry gets it again."""
+
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64, help_text="Route and body the key was first used with.")
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["principal", "key"], name="idempotency_unique_key")]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_by_age")]
+
+    def __str__(self) -> str:
+        return self.key
 
 
 class LogLine(models.Model):

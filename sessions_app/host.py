@@ -1,0 +1,182 @@
+"""The host APIs authored code reaches through ``ctx.host``, backed by the database.
+
+``kv`` keeps JSON values per key for one agent inside one tenant. ``files`` keeps
+files per session (the default) or agent-wide (``scope="deployment"``); a write
+that passes the ``etag`` it read replaces the file only if nobody changed it since.
+Names resolve inside the caller's tenant and agent, so one tenant can never name
+another's keys or files. ``otel`` gives counters and histograms (no-ops unless a
+meter provider is configured).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.db import IntegrityError, transaction
+from opentelemetry import metrics
+
+from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
+from agents.runtime.fs.host import StoreEntry
+from sessions_app.models import FileScope, KVEntry, Session, StoredFile
+
+Scope = Literal["session", "deployment"]
+
+
+class DatabaseKV:
+    """``ctx.host.kv``."""
+
+    def __init__(self, tenant_id: int, agent_id: int) -> None:
+        self._rows = KVEntry.objects.filter(tenant_id=tenant_id, agent_id=agent_id)
+        self._tenant_id, self._agent_id = tenant_id, agent_id
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        row = await self._rows.filter(key=key).afirst()
+        return default if row is None else row.value
+
+    async def put(self, key: str, value: Any) -> None:
+        """Store ``value`` under ``key``.
+
+        Raises:
+            ValueError: when ``value`` is not JSON (nothing is stored then).
+        """
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as problem:
+            raise ValueError(f"the value for {key!r} is not JSON: {problem}") from problem
+        await KVEntry.objects.aupdate_or_create(
+            tenant_id=self._tenant_id, agent_id=self._agent_id, key=key, defaults={"value": value}
+        )
+
+    async def delete(self, key: str) -> None:
+        await self._rows.filter(key=key).adelete()
+
+    async def list(self, prefix: str = "") -> list[str]:
+        return [
+            key async for key in self._rows.filter(key__startswith=prefix).order_by("key").values_list("key", flat=True)
+        ]
+
+
+class DatabaseFileStore:
+    """Stored files of one scope: a session's, or the agent's (``session_id`` None).
+
+    A ``FileStore`` (``agents.runtime.fs.host``): the storage behind ``ctx.host.files``
+    and behind ``host_fs()`` roots.
+    """
+
+    def __init__(self, tenant_id: int, agent_id: int, session_id: str | None) -> None:
+        self._owner = {"tenant_id": tenant_id, "agent_id": agent_id, "session_id": session_id}
+        self._scope = FileScope.SESSION if session_id else FileScope.DEPLOYMENT
+        self._rows = StoredFile.objects.filter(tenant_id=tenant_id, agent_id=agent_id, session_id=session_id)
+
+    async def read(self, path: str) -> tuple[bytes, str]:
+        """The content and etag.
+
+        Raises:
+            NotFoundError: ``not found: PATH``.
+        """
+        path = normalize(path)
+        row = await self._rows.filter(path=path).afirst()
+        if row is None:
+            raise NotFoundError(path)
+        return bytes(row.content), row.etag
+
+    async def write(self, path: str, data: bytes, etag: str | None = None) -> str:
+        """Write the file; with ``etag``, only if the stored file still has it. Returns the new etag.
+
+        Raises:
+            WriteFailedError: ``write failed: PATH`` when ``etag`` does not match.
+        """
+        return await sync_to_async(self._write)(normalize(path), data, etag)
+
+    def _write(self, path: str, data: bytes, etag: str | None) -> str:
+        new_etag = secrets.token_hex(16)
+        fields = {"content": data, "size": len(data), "etag": new_etag}
+        try:
+            with transaction.atomic():
+                row = self._rows.select_for_update().filter(path=path).first()
+                if etag is not None and (row is None or row.etag != etag):
+                    raise WriteFailedError(path)
+                if row is None:
+                    StoredFile.objects.create(path=path, scope=self._scope, **self._owner, **fields)
+                else:
+                    self._rows.filter(pk=row.pk).update(**fields)
+        except IntegrityError:  # created by a concurrent writer between our read and insert
+            raise WriteFailedError(path) from None
+        return new_etag
+
+    async def delete(self, path: str) -> None:
+        path = normalize(path)
+        deleted, _ = await self._rows.filter(path=path).adelete()
+        if not deleted:
+            raise NotFoundError(path)
+
+    async def list(self, prefix: str = "/") -> list[StoreEntry]:
+        """Every file below the directory ``prefix``, at any depth, sorted by path."""
+        prefix = normalize(prefix)
+        start = prefix if prefix.endswith("/") else prefix + "/"
+        query = self._rows if prefix == "/" else self._rows.filter(path__startswith=start)
+        rows = query.order_by("path").values_list("path", "size", "etag")
+        return [StoreEntry(path, size, etag) async for path, size, etag in rows]
+
+
+class HostFiles:
+    """``ctx.host.files``: session scope by default, ``scope="deployment"`` agent-wide."""
+
+    def __init__(self, session: DatabaseFileStore, deployment: DatabaseFileStore) -> None:
+        self._stores = {"session": session, "deployment": deployment}
+
+    def _store(self, scope: Scope) -> DatabaseFileStore:
+        if scope not in self._stores:
+            raise ValueError(f"scope must be 'session' or 'deployment', not {scope!r}")
+        return self._stores[scope]
+
+    async def read(self, path: str, *, scope: Scope = "session") -> tuple[bytes, str]:
+        return await self._store(scope).read(path)
+
+    async def write(self, path: str, content: bytes | str, *, etag: str | None = None, scope: Scope = "session") -> str:
+        data = content.encode() if isinstance(content, str) else content
+        return await self._store(scope).write(path, data, etag)
+
+    async def list(self, prefix: str = "/", *, scope: Scope = "session") -> list[str]:
+        return [entry.path for entry in await self._store(scope).list(prefix)]
+
+    async def delete(self, path: str, *, scope: Scope = "session") -> None:
+        await self._store(scope).delete(path)
+
+
+class HostOtel:
+    """``ctx.host.otel``: the agent's own metrics."""
+
+    def __init__(self, agent_slug: str) -> None:
+        self._meter = metrics.get_meter(f"agent_platform.agent.{agent_slug}")
+
+    def counter(self, name: str, *, unit: str = "1", description: str = "") -> metrics.Counter:
+        return self._meter.create_counter(name, unit=unit, description=description)
+
+    def histogram(self, name: str, *, unit: str = "1", description: str = "") -> metrics.Histogram:
+        return self._meter.create_histogram(name, unit=unit, description=description)
+
+
+@dataclass
+class PlatformHost:
+    """What ``ctx.host`` is for a session."""
+
+    kv: DatabaseKV
+    files: HostFiles
+    otel: HostOtel
+    mcp: Any = None
+    reminders: Any = None
+
+
+def host_for(session: Session) -> PlatformHost:
+    """The host APIs for code running in ``session`` (its tenant and agent)."""
+    tenant, agent = session.tenant_id, session.agent_id
+    return PlatformHost(
+        kv=DatabaseKV(tenant, agent),
+        files=HostFiles(DatabaseFileStore(tenant, agent, session.pk), DatabaseFileStore(tenant, agent, None)),
+        otel=HostOtel(session.agent.slug),
+    )
