@@ -22,6 +22,7 @@ from agents.discovery.diagnostics import Code, Diagnostic
 from agents.discovery.loader import LoadFailure, TreeLoader, definitions_in
 from agents.discovery.markdown import FrontMatterError, split_front_matter
 from agents.discovery.surface import FILE_TOOLS, AgentSurface, Entry, InstructionPart, SkillDoc
+from agents.runtime.fs.tools import FILE_TOOL_NAMES, WRITE_FILE_TOOLS, is_read_only
 
 T = TypeVar("T")
 
@@ -476,6 +477,7 @@ def discover_agent(
         walk.report(
             codes.NO_INSTRUCTIONS, tree / "instructions.md", "the agent has no instructions (or they are empty)"
         )
+    _check_file_tools(tree, walk, surface)
     _check_playground(walk, surface)
     _evals(folder, walk, surface)
     return surface, loader
@@ -485,6 +487,23 @@ def _has_python_instructions(tree: Path) -> bool:
     """Python instructions that failed to load are already an error of their own."""
     folder = tree / "instructions"
     return (tree / "instructions.py").exists() or (folder.is_dir() and any(folder.glob("*.py")))
+
+
+def _check_file_tools(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+    """Refuse the combinations of ``root`` and ``tools=[...]`` that cannot work (fail closed)."""
+    allow, root = surface.config.tools, surface.config.root
+    if allow is None:
+        return
+    unknown = sorted(set(allow) - set(FILE_TOOL_NAMES))
+    if unknown:
+        walk.report(codes.UNKNOWN_FILE_TOOL, tree / "agent.py", f"tools= names unknown file tools {unknown!r}")
+    if root is None:
+        walk.report(codes.FILE_TOOLS_WITHOUT_ROOT, tree / "agent.py", "tools= filters file tools, but there is no root")
+    elif is_read_only(root) and set(allow) & WRITE_FILE_TOOLS:
+        writes = sorted(set(allow) & WRITE_FILE_TOOLS)
+        walk.report(
+            codes.WRITE_TOOLS_ON_READ_ONLY_ROOT, tree / "agent.py", f"{writes!r} cannot write to a read-only root"
+        )
 
 
 def _check_playground(walk: Walk, surface: AgentSurface) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +20,17 @@ from agents.discovery import AgentSurface
 from agents.runtime.conversation import message_from_dict, message_to_dict, usage_from_dict
 from agents.runtime.events import EventSink, TurnEmitter
 from agents.runtime.execution import CallResult, error, run_agent_tool, run_server_tool, validate_arguments
+from agents.runtime.fs.base import FileSystem, FileSystemError
+from agents.runtime.fs.build import build_filesystem
+from agents.runtime.fs.host import FileStore
+from agents.runtime.fs.scratch import TurnScratch, with_turn_scratch
+from agents.runtime.fs.tools import (
+    FILE_TOOL_SPECS,
+    WRITE_FILE_TOOLS,
+    call_file_tool,
+    is_read_only,
+    select_file_tools,
+)
 from agents.runtime.pricing import cost_usd
 from agents.runtime.prompt import LOAD_SKILL_TOOL, system_prompt
 from agents.runtime.providers.base import (
@@ -57,6 +69,8 @@ class TurnRequest:
     artifacts: Artifacts | None = None
     secrets: dict[str, str] = field(default_factory=dict)
     signal: Signal = field(default_factory=Signal)
+    # Where host_fs() roots keep their files: the store for "session" or "deployment".
+    file_store_for: Callable[[str], FileStore] | None = None
 
 
 @dataclass(frozen=True)
@@ -102,9 +116,21 @@ def subagent_spec(name: str, child: AgentSurface) -> ToolSpec:
     )
 
 
+def file_tool_names(surface: AgentSurface) -> list[str]:
+    """The synthesized file tools of an agent with a ``root``: the allow-list's, or all
+    of them (without the write tools on a read-only root)."""
+    root = surface.config.root
+    if root is None:
+        return []
+    names = select_file_tools(surface.config.tools)
+    return [name for name in names if not (is_read_only(root) and name in WRITE_FILE_TOOLS)]
+
+
 def tool_specs(surface: AgentSurface) -> tuple[ToolSpec, ...]:
-    """The tools offered to the model: the agent's tools, its subagents, the skill loader."""
+    """The tools offered to the model: the agent's tools, its subagents, the skill
+    loader and, with a root, the file tools."""
     specs = [ToolSpec(name, e.value.description, e.value.input_schema) for name, e in surface.tools.items()]
+    specs += [ToolSpec(name, *FILE_TOOL_SPECS[name]) for name in file_tool_names(surface)]
     specs += [subagent_spec(name, child) for name, child in surface.subagents.items()]
     if surface.skills:
         specs.append(
@@ -141,6 +167,8 @@ class _Run:
         self.nested = nested
         self.model_id = surface.config.model or settings.default_model
         self.usage = Usage()
+        self.file_tools = set(file_tool_names(surface))
+        self.scratch: TurnScratch | None = None
         self.ctx = ToolContext(
             session=request.session,
             host=request.host,
@@ -230,7 +258,35 @@ class _Run:
         await self.emitter.emit(EventType.ACTION_RESULT, data)
         return result
 
+    def filesystem(self) -> FileSystem:
+        """The root for this turn, built on first use, with a turn-local ``/tmp``."""
+        if self.scratch is None:
+            root = self.surface.config.root
+            spec = root(self.request.session) if callable(root) else root
+            base = build_filesystem(
+                spec, workspace_dir=self.request.workspace, file_store_for=self.request.file_store_for
+            )
+            self.scratch = with_turn_scratch(base)
+        return self.scratch.fs
+
+    def drop_scratch(self) -> None:
+        if self.scratch is not None:
+            self.scratch.drop()
+            self.scratch = None
+
+    async def _run_file_tool(self, call: ToolCall) -> CallResult:
+        if call.arguments is None:
+            return error(f"the arguments for {call.name} are not a JSON object: {call.raw_arguments[:200]!r}")
+        try:
+            return CallResult(await call_file_tool(self.filesystem(), call.name, call.arguments))
+        except FileSystemError as failure:
+            return error(str(failure))
+        except TypeError as failure:
+            return error(f"invalid arguments for {call.name}: {failure}")
+
     async def _dispatch(self, call: ToolCall) -> CallResult:
+        if call.name in self.file_tools:
+            return await self._run_file_tool(call)
         if call.name in self.surface.subagents:
             return await self._run_subagent(call)
         if call.name == LOAD_SKILL_TOOL and self.surface.skills:
@@ -265,6 +321,8 @@ class _Run:
             outcome = await run.loop([Message("user", message)], 0)
         except (ModelError, TurnFailed) as failure:
             outcome = TurnOutcome("failed", failure=str(failure))
+        finally:
+            run.drop_scratch()
         self.usage = self.usage + run.usage
         if outcome.status == "parked":
             # Approvals inside a subagent are answered as denied for now (see the issue notes).
@@ -369,12 +427,15 @@ async def _finish(run: _Run, body: Any) -> TurnOutcome:
         if outcome.status == "completed":
             await run.commit(outcome.text)
     except asyncio.CancelledError:
+        run.drop_scratch()
         await emitter.flush()
         await emitter.emit(EventType.TURN_FAILED, {"message": INTERRUPTED})
         return TurnOutcome("failed", usage=run.usage, failure=INTERRUPTED)
     except (ModelError, TurnFailed) as failure:
+        run.drop_scratch()
         await emitter.emit(EventType.TURN_FAILED, {"message": str(failure)})
         return TurnOutcome("failed", usage=run.usage, failure=str(failure))
+    run.drop_scratch()  # /tmp lives for one turn (a parked turn resumes with a fresh one)
     if outcome.status == "parked":
         await emitter.flush()
         return outcome

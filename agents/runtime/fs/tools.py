@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from agents.runtime.fs.base import FileSystem, FileSystemError, decode_text, normalize, split_lines
 from agents.runtime.fs.search import rank
+from agents.sdk._fs import EmptyFS, HostFS, OverlayFS
 
 IMAGE_MEDIA_TYPES = {
     ".png": "image/png",
@@ -242,6 +243,15 @@ _RUNNERS: dict[str, Callable[[FileSystem, Mapping[str, Any]], Awaitable[Any]]] =
     "Delete": lambda fs, a: delete_file(fs, a["path"]),
     "SemanticSearch": lambda fs, a: semantic_search(fs, a["query"], a.get("path", "/"), a.get("limit", 10)),
 }
+
+
+# The file tools that change files; a read-only root never gets them.
+WRITE_FILE_TOOLS = frozenset({"Write", "StrReplace", "Delete"})
+
+
+def is_read_only(spec: object) -> bool:
+    """Whether a root declaration can never be written (callable factories: unknown, so False)."""
+    return isinstance(spec, (EmptyFS, OverlayFS)) or (isinstance(spec, HostFS) and spec.read_only)
 
 
 def select_file_tools(allow: Sequence[str] | None) -> list[str]:
