@@ -13,7 +13,7 @@ from agents.config import runtime_settings
 from agents.discovery import AgentSurface
 from agents.runtime.events import MemorySink
 from agents.runtime.prompt import instructions_text
-from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, resume_turn, run_turn
+from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
 from agents.runtime.workspace import prepare_workspace
 from agents.sdk import SessionInfo, ToolContext
 from sessions_app.events import EventType
@@ -43,7 +43,8 @@ async def _run(surface: AgentSurface, message: str, approve: bool | None, dry_ru
         outcome = await run_turn(surface, request, sink, settings)
         while outcome.status == "parked" and approve is not None and outcome.state is not None:
             decisions = {
-                call_id: Decision(approve, "decided on the command line", "cli") for call_id in outcome.state["pending"]
+                call["callId"]: Decision(approve, "decided on the command line", "cli")
+                for call in pending_calls(outcome.state)
             }
             outcome = await resume_turn(surface, request, outcome.state, decisions, sink, settings)
     return LocalRun(outcome, [event.as_record(LOCAL_SESSION) for event in sink.events])

@@ -9,7 +9,9 @@ here knows about Django, Celery or HTTP.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -101,6 +103,26 @@ class TurnOutcome:
 
 class TurnFailed(Exception):
     """Ends the turn with ``turn.failed`` and this message."""
+
+
+@dataclass(frozen=True)
+class ParkedSubagent:
+    """A subagent call whose run parked on an approval; its state rides in the parent's."""
+
+    state: dict[str, Any]
+
+
+def pending_calls(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every call of a parked turn that waits for a decision, subagents' included:
+    ``[{"callId", "toolName", "args"}]``, in the order they were requested."""
+    requested = {call.call_id: call for call in message_from_dict(state["messages"][-1]).tool_calls}
+    found = [
+        {"callId": call_id, "toolName": requested[call_id].name, "args": requested[call_id].arguments}
+        for call_id in state["pending"]
+    ]
+    for nested in state.get("nested", {}).values():
+        found += pending_calls(nested)
+    return found
 
 
 def subagent_spec(name: str, child: AgentSurface) -> ToolSpec:
@@ -199,6 +221,7 @@ class _Run:
             )
             results: dict[str, CallResult] = {}
             pending: list[ToolCall] = []
+            nested: dict[str, dict[str, Any]] = {}
             for call in calls:
                 if self._needs_approval(call):
                     pending.append(call)
@@ -206,10 +229,14 @@ class _Run:
                         EventType.ACTION_APPROVAL_REQUESTED,
                         {"callId": call.call_id, "toolName": call.name, "args": call.arguments},
                     )
+                    continue
+                result = await self._execute(call)
+                if isinstance(result, ParkedSubagent):
+                    nested[call.call_id] = result.state
                 else:
-                    results[call.call_id] = await self._execute(call)
-            if pending:
-                return self._park(messages, step, calls, results, pending)
+                    results[call.call_id] = result
+            if pending or nested:
+                return self._park(messages, step, results, [c.call_id for c in pending], nested)
             messages += self._result_messages(calls, results)
         raise TurnFailed(f"the turn took more than {self.settings.max_steps} model steps")
 
@@ -225,7 +252,9 @@ class _Run:
                 reasoning.append(event.text)
                 await self.emitter.delta(EventType.REASONING_APPENDED, event.text)
             elif isinstance(event, ToolCallEvent):
-                calls.append(event.call)
+                # The platform's own id: unique in the session (approvals are addressed by it),
+                # whatever the provider (or the test model) numbered its calls.
+                calls.append(dataclasses.replace(event.call, call_id=f"call_{secrets.token_hex(8)}"))
             elif isinstance(event, UsageEvent):
                 self.usage = self.usage + event.usage
         if reasoning:
@@ -245,8 +274,13 @@ class _Run:
         except Exception:  # noqa: BLE001  a predicate that raises errs on the side of asking
             return True
 
-    async def _execute(self, call: ToolCall) -> CallResult:
+    async def _execute(self, call: ToolCall) -> CallResult | ParkedSubagent:
         result = await self._dispatch(call)
+        if isinstance(result, ParkedSubagent):
+            return result  # its action.result comes when the subagent finishes
+        return await self._record_result(call, result)
+
+    async def _record_result(self, call: ToolCall, result: CallResult) -> CallResult:
         data: dict[str, Any] = {
             "callId": call.call_id,
             "toolName": call.name,
@@ -284,7 +318,7 @@ class _Run:
         except TypeError as failure:
             return error(f"invalid arguments for {call.name}: {failure}")
 
-    async def _dispatch(self, call: ToolCall) -> CallResult:
+    async def _dispatch(self, call: ToolCall) -> CallResult | ParkedSubagent:
         if call.name in self.file_tools:
             return await self._run_file_tool(call)
         if call.name in self.surface.subagents:
@@ -310,23 +344,29 @@ class _Run:
         self.ctx.call_id = call.call_id
         return await run_server_tool(tool, arguments, self.ctx)
 
-    async def _run_subagent(self, call: ToolCall) -> CallResult:
+    async def _run_subagent(self, call: ToolCall) -> CallResult | ParkedSubagent:
         message = str((call.arguments or {}).get("message", ""))
-        child = self.surface.subagents[call.name]
         await self.emitter.emit(
             EventType.SUBAGENT_CALLED, {"callId": call.call_id, "subagent": call.name, "message": message}
         )
-        run = _Run(child, self.request, self.emitter.nested(call.call_id), self.settings, nested=True)
+        run = self._child(call)
+        return await self._subagent_outcome(call, run, run.loop([Message("user", message)], 0))
+
+    def _child(self, call: ToolCall) -> _Run:
+        child = self.surface.subagents[call.name]
+        return _Run(child, self.request, self.emitter.nested(call.call_id), self.settings, nested=True)
+
+    async def _subagent_outcome(self, call: ToolCall, run: _Run, body: Any) -> CallResult | ParkedSubagent:
+        """Run (or resume) a subagent; parked, its whole state goes into the parent's."""
         try:
-            outcome = await run.loop([Message("user", message)], 0)
+            outcome = await body
         except (ModelError, TurnFailed) as failure:
             outcome = TurnOutcome("failed", failure=str(failure))
         finally:
             run.drop_scratch()
+        if outcome.status == "parked" and outcome.state is not None:
+            return ParkedSubagent(outcome.state)
         self.usage = self.usage + run.usage
-        if outcome.status == "parked":
-            # Approvals inside a subagent are answered as denied for now (see the issue notes).
-            outcome = TurnOutcome("failed", failure="a subagent's tool needs approval; run it from the parent agent")
         completed = {"callId": call.call_id, "subagent": call.name}
         if outcome.status == "completed":
             await self.emitter.emit(EventType.SUBAGENT_COMPLETED, {**completed, "result": outcome.text})
@@ -352,9 +392,9 @@ class _Run:
         self,
         messages: list[Message],
         step: int,
-        calls: list[ToolCall],
         results: dict[str, CallResult],
-        pending: list[ToolCall],
+        pending: list[str],
+        nested: dict[str, dict[str, Any]],
     ) -> TurnOutcome:
         state = {
             "messages": [message_to_dict(m) for m in messages],
@@ -363,7 +403,8 @@ class _Run:
             "results": {
                 cid: {"output": r.output, "isError": r.is_error, "stubbed": r.stubbed} for cid, r in results.items()
             },
-            "pending": [c.call_id for c in pending],
+            "pending": pending,
+            "nested": nested,
         }
         return TurnOutcome("parked", usage=self.usage, state=state)
 
@@ -375,31 +416,39 @@ class _Run:
             cid: CallResult(r["output"], is_error=r["isError"], stubbed=r.get("stubbed", False))
             for cid, r in state["results"].items()
         }
+        still_nested: dict[str, dict[str, Any]] = {}
         for call in calls:
-            if call.call_id not in state["pending"]:
-                continue
-            decision = decisions[call.call_id]
-            await self.emitter.emit(
-                EventType.ACTION_APPROVAL_RESOLVED,
-                {
-                    "callId": call.call_id,
-                    "toolName": call.name,
-                    "decision": "approve" if decision.approve else "deny",
-                    "reason": decision.reason,
-                    "decidedBy": decision.decided_by,
-                },
-            )
-            if decision.approve:
-                results[call.call_id] = await self._execute(call)
-            else:
-                denied = error(f"the call was denied{': ' + decision.reason if decision.reason else ''}")
-                await self.emitter.emit(
-                    EventType.ACTION_RESULT,
-                    {"callId": call.call_id, "toolName": call.name, "output": denied.output, "isError": True},
-                )
-                results[call.call_id] = denied
+            if call.call_id in state["pending"]:
+                results[call.call_id] = await self._decide(call, decisions[call.call_id])
+            elif call.call_id in state.get("nested", {}):
+                run = self._child(call)
+                outcome = await self._subagent_outcome(call, run, run.resume(state["nested"][call.call_id], decisions))
+                if isinstance(outcome, ParkedSubagent):
+                    still_nested[call.call_id] = outcome.state
+                else:
+                    results[call.call_id] = await self._record_result(call, outcome)
+        if still_nested:
+            return self._park(messages, state["step"], results, [], still_nested)
         messages += self._result_messages(calls, results)
         return await self.loop(messages, state["step"])
+
+    async def _decide(self, call: ToolCall, decision: Decision) -> CallResult:
+        await self.emitter.emit(
+            EventType.ACTION_APPROVAL_RESOLVED,
+            {
+                "callId": call.call_id,
+                "toolName": call.name,
+                "decision": "approve" if decision.approve else "deny",
+                "reason": decision.reason,
+                "decidedBy": decision.decided_by,
+            },
+        )
+        if decision.approve:
+            result = await self._execute(call)
+            assert isinstance(result, CallResult)  # only tools ask for approval, never subagents
+            return result
+        denied = error(f"the call was denied{': ' + decision.reason if decision.reason else ''}")
+        return await self._record_result(call, denied)
 
     # --- the end of the turn -----------------------------------------------------------------
 
@@ -473,7 +522,7 @@ async def resume_turn(
     Raises:
         KeyError: when a pending call has no decision.
     """
-    missing = [call_id for call_id in state["pending"] if call_id not in decisions]
+    missing = [call["callId"] for call in pending_calls(state) if call["callId"] not in decisions]
     if missing:
         raise KeyError(f"no decision for {missing}")
     run = _Run(surface, request, TurnEmitter(sink, request.turn_id), settings or RuntimeSettings())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from agents.runtime.turn import Decision, resume_turn
+from agents.runtime.turn import Decision, pending_calls, resume_turn
 from sessions_app.events import EventType
 
 GATED = {
@@ -46,21 +46,22 @@ def resume(agent, state, decisions):
 def test_a_gated_call_parks_the_turn_with_an_approval_request(agent):
     state = park(agent, '/call close_issue {"issue": 7}')
     assert agent.types()[-1] == "action.approval_requested"
-    assert agent.data(EventType.ACTION_APPROVAL_REQUESTED) == [
-        {"callId": "call_0_0", "toolName": "close_issue", "args": {"issue": 7}}
-    ]
-    assert state["pending"] == ["call_0_0"]
+    [requested] = agent.data(EventType.ACTION_APPROVAL_REQUESTED)
+    assert (requested["toolName"], requested["args"]) == ("close_issue", {"issue": 7})
+    assert state["pending"] == [requested["callId"]]
+    assert pending_calls(state) == [requested]
     assert not agent.data(EventType.ACTION_RESULT)
 
 
 def test_approving_runs_the_call_and_finishes_the_turn(agent):
     state = park(agent, '/call close_issue {"issue": 7}')
-    outcome = resume(agent, state, {"call_0_0": Decision(True, "looks right", "alice")})
+    [call_id] = state["pending"]
+    outcome = resume(agent, state, {call_id: Decision(True, "looks right", "alice")})
     assert outcome.status == "completed"
     assert outcome.text == 'done: close_issue -> "closed #7"'
     [resolved] = agent.data(EventType.ACTION_APPROVAL_RESOLVED)
     assert resolved == {
-        "callId": "call_0_0",
+        "callId": call_id,
         "toolName": "close_issue",
         "decision": "approve",
         "reason": "looks right",
@@ -71,7 +72,7 @@ def test_approving_runs_the_call_and_finishes_the_turn(agent):
 
 def test_denying_returns_an_error_result_to_the_model(agent):
     state = park(agent, '/call close_issue {"issue": 7}')
-    outcome = resume(agent, state, {"call_0_0": Decision(False, "not a duplicate", "bob")})
+    outcome = resume(agent, state, {state["pending"][0]: Decision(False, "not a duplicate", "bob")})
     assert outcome.status == "completed"
     [result] = agent.data(EventType.ACTION_RESULT)
     assert result["isError"] is True
@@ -84,14 +85,15 @@ def test_a_predicate_asks_only_for_the_arguments_it_names(agent):
     outcome = agent.run('/call set_severity {"issue": 1, "severity": "high"}')
     assert outcome.status == "completed"
     state = park(agent, '/call set_severity {"issue": 1, "severity": "critical"}')
-    assert state["pending"] == ["call_0_0"]
+    assert [call["args"]["severity"] for call in pending_calls(state)] == ["critical"]
 
 
 def test_ungated_calls_of_the_same_step_run_before_the_turn_parks(agent):
     state = park(agent, '/call set_severity {"issue": 1, "severity": "low"}\n/call close_issue {"issue": 1}')
     assert [r["output"] for r in agent.data(EventType.ACTION_RESULT)] == ["#1 is low"]
-    assert state["pending"] == ["call_0_1"]
-    outcome = resume(agent, state, {"call_0_1": Decision(True)})
+    [gated] = pending_calls(state)
+    assert gated["toolName"] == "close_issue"
+    outcome = resume(agent, state, {gated["callId"]: Decision(True)})
     assert outcome.text == 'done: set_severity -> "#1 is low"\ndone: close_issue -> "closed #1"'
 
 
@@ -99,5 +101,43 @@ def test_resuming_without_a_decision_for_every_pending_call_is_refused(agent):
     import pytest
 
     state = park(agent, '/call close_issue {"issue": 7}')
-    with pytest.raises(KeyError, match="call_0_0"):
+    with pytest.raises(KeyError, match=state["pending"][0]):
         resume(agent, state, {})
+
+
+SUBAGENT_WITH_GATE = {
+    "agent/subagents/clerk/agent.py": """
+        from agents.sdk import define_agent
+
+        agent = define_agent(description="Files paperwork.")
+    """,
+    "agent/subagents/clerk/instructions.md": "You file things.",
+    "agent/subagents/clerk/tools/file_claim.py": """
+        from agents.sdk import tool
+
+
+        @tool(effect="write", needs_approval=True)
+        def file_claim(amount: int) -> str:
+            \"\"\"File an insurance claim.\"\"\"
+            return f"claim for {amount} filed"
+    """,
+}
+
+
+def test_a_subagents_gated_call_parks_the_whole_turn_and_resumes_inside_the_subagent(agent):
+    agent.write(SUBAGENT_WITH_GATE)
+    outcome = agent.run('/subagent clerk /call file_claim {"amount": 120}')
+    assert outcome.status == "parked"
+    state = json.loads(json.dumps(outcome.state))
+    [gated] = pending_calls(state)
+    assert (gated["toolName"], gated["args"]) == ("file_claim", {"amount": 120})
+    [requested] = agent.data(EventType.ACTION_APPROVAL_REQUESTED)
+    assert requested["callId"] == gated["callId"] and "parentCallId" in requested
+    assert not agent.data(EventType.SUBAGENT_COMPLETED)
+
+    outcome = resume(agent, state, {gated["callId"]: Decision(True, "", "alice")})
+    assert outcome.status == "completed", outcome.failure
+    [completed] = agent.data(EventType.SUBAGENT_COMPLETED)
+    assert completed["result"] == 'done: file_claim -> "claim for 120 filed"'
+    assert outcome.text == f"done: clerk -> {json.dumps(completed['result'])}"
+    assert agent.types().count("turn.completed") == 1

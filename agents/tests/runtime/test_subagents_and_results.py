@@ -43,10 +43,11 @@ def test_a_subagent_is_a_tool_and_its_events_carry_the_parent_call(agent):
     assert outcome.status == "completed"
     assert outcome.text == 'done: researcher -> "echo: tell me about owls"'
     [called] = agent.data(EventType.SUBAGENT_CALLED)
-    assert called == {"callId": "call_0_0", "subagent": "researcher", "message": "tell me about owls"}
+    call_id = called["callId"]
+    assert called == {"callId": call_id, "subagent": "researcher", "message": "tell me about owls"}
     [completed] = agent.data(EventType.SUBAGENT_COMPLETED)
-    assert completed == {"callId": "call_0_0", "subagent": "researcher", "result": "echo: tell me about owls"}
-    nested = [e for e in agent.sink.events if e.data.get("parentCallId") == "call_0_0"]
+    assert completed == {"callId": call_id, "subagent": "researcher", "result": "echo: tell me about owls"}
+    nested = [e for e in agent.sink.events if e.data.get("parentCallId") == call_id]
     assert {str(e.type) for e in nested} >= {"step.started", "message.completed", "step.completed"}
     # Only the parent's turn is framed by turn events.
     assert agent.types().count("turn.started") == 1 and agent.types().count("turn.completed") == 1

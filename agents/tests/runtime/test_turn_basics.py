@@ -56,10 +56,19 @@ def test_a_tool_call_runs_and_its_result_goes_back_to_the_model(agent):
     outcome = agent.run('/call shout {"text": "hi"}')
     assert outcome.text == 'done: shout -> "HI"'
     [requested] = agent.data(EventType.ACTIONS_REQUESTED)
-    assert requested == {"calls": [{"callId": "call_0_0", "toolName": "shout", "args": {"text": "hi"}}]}
+    [call] = requested["calls"]
+    assert (call["toolName"], call["args"]) == ("shout", {"text": "hi"})
     assert agent.data(EventType.ACTION_RESULT) == [
-        {"callId": "call_0_0", "toolName": "shout", "output": "HI", "isError": False}
+        {"callId": call["callId"], "toolName": "shout", "output": "HI", "isError": False}
     ]
+
+
+def test_call_ids_are_unique_across_turns_and_steps(agent):
+    agent.write({"agent/tools/shout.py": ECHO_TOOL})
+    agent.run('/call shout {"text": "a"}\n/call shout {"text": "b"}')
+    agent.run('/call shout {"text": "c"}')
+    ids = [call["callId"] for event in agent.data(EventType.ACTIONS_REQUESTED) for call in event["calls"]]
+    assert len(ids) == len(set(ids)) == 3
 
 
 def test_several_calls_in_one_step_run_in_order(agent):
