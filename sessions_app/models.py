@@ -158,6 +158,10 @@ class Turn(models.Model):
     usage = models.JSONField(default=dict, blank=True, help_text="Token counts by kind.")
     cost = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD")
     failure_message = models.TextField(blank=True)
+    # Files sent with the message, written into the workspace before the turn runs.
+    attachments = models.JSONField(default=dict, blank=True)
+    # Set by stop or a preempting message; the worker running the turn polls it.
+    cancel_requested = models.BooleanField(default=False)
     # A parked turn's state (conversation, pending calls), enough to resume it anywhere.
     parked_state = models.JSONField(null=True, blank=True)
     # The messages this turn added to the conversation; the history of the next turn.
