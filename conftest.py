@@ -45,3 +45,91 @@ def client_for(db) -> Callable[[Principal], APIClient]:
         return client
 
     return make
+
+
+@pytest.fixture(scope="session")
+def live_agents_dir(tmp_path_factory):
+    """An AGENTS_DIR with the example agents and the test agents side by side."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    folder = tmp_path_factory.mktemp("agents")
+    for source in [*(root / "examples").iterdir(), *(root / "sessions_app/tests/agent_trees").iterdir()]:
+        if (source / "agent").is_dir():
+            (folder / source.name).symlink_to(source)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, tmp_path_factory):
+    """A real ``celery worker`` on its own queue, on the test database and Redis."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import uuid
+    from pathlib import Path
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
+        pytest.skip("a live worker needs DATABASE_URL (Postgres) and REDIS_URL")
+    from agent_platform.celery import app
+
+    db = connection.settings_dict
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "PLATFORM_VAR_DIR": str(tmp_path_factory.mktemp("worker-var")),
+        "AGENTS_DIR": str(live_agents_dir),
+        "PLATFORM_TURN_LEASE_SECONDS": "5",
+        "PLATFORM_TASK_QUEUE": queue,
+    }
+    log = (tmp_path_factory.mktemp("worker-log") / "worker.log").open("w")
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "agent_platform",
+            "worker",
+            "--pool=threads",
+            "--concurrency=4",
+            "-Q",
+            queue,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "--loglevel=WARNING",
+        ],
+        cwd=Path(__file__).resolve().parent,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    previous = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    yield worker
+    app.conf.task_default_queue = previous
+    os.killpg(worker.pid, signal.SIGTERM)
+    try:
+        worker.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(worker.pid, signal.SIGKILL)
+    log.close()
+
+
+@pytest.fixture
+def live(celery_worker_process, live_agents_dir, settings, transactional_db, client_for, alice):
+    """``live(principal, slug)`` -> a LiveClient whose turns run on the worker."""
+    from sessions_app.tests.live import LiveClient
+
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
+
+    def make(principal=None, slug: str = "lab") -> LiveClient:
+        return LiveClient(client_for(principal or alice), slug)
+
+    return make

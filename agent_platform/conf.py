@@ -24,6 +24,9 @@ DEFAULTS: dict[str, Any] = {
     "ANTHROPIC_API_KEY": "",
     "ANTHROPIC_BASE_URL": "",
     "LOG_LINES_KEPT": 10_000,
+    "VAR_DIR": Path("var"),
+    "TURN_LEASE_SECONDS": 30,
+    "TURN_MAX_ATTEMPTS": 3,
 }
 
 

@@ -172,6 +172,11 @@ PLATFORM = {
     "ANTHROPIC_API_KEY": env_str("ANTHROPIC_API_KEY"),
     "ANTHROPIC_BASE_URL": env_str("ANTHROPIC_BASE_URL"),
     "LOG_LINES_KEPT": env_int("PLATFORM_LOG_LINES_KEPT", 10_000, minimum=100),
+    "VAR_DIR": VAR_DIR,
+    # A running turn's worker renews its lease every third of this; a turn whose lease
+    # ran out (its worker died) is taken up again by the sweeper.
+    "TURN_LEASE_SECONDS": env_int("PLATFORM_TURN_LEASE_SECONDS", 30, minimum=3),
+    "TURN_MAX_ATTEMPTS": env_int("PLATFORM_TURN_MAX_ATTEMPTS", 3, minimum=1),
 }
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------
@@ -201,6 +206,8 @@ CELERY_BROKER_URL = redis_url_for_db(REDIS_URL, 0) if REDIS_URL else "memory://l
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("PLATFORM_VISIBILITY_TIMEOUT", 4 * TURN_TIME_LIMIT, minimum=10),
 }
+# One deployment's (or one test run's) tasks stay in their own queue.
+CELERY_TASK_DEFAULT_QUEUE = env_str("PLATFORM_TASK_QUEUE", "celery")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_ACKS_LATE = True
@@ -222,6 +229,11 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
+    "sweep-turns": {
+        "task": "sessions_app.tasks.sweep_turns",
+        "schedule": float(env_int("PLATFORM_SWEEP_SECONDS", 10, minimum=1)),
+        "options": {"expires": 10},
+    },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",
         "schedule": 600.0,

@@ -10,10 +10,11 @@ meter provider is configured).
 
 from __future__ import annotations
 
+import builtins
 import json
 import secrets
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
@@ -22,8 +23,6 @@ from opentelemetry import metrics
 from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
-
-Scope = Literal["session", "deployment"]
 
 
 class DatabaseKV:
@@ -54,7 +53,7 @@ class DatabaseKV:
     async def delete(self, key: str) -> None:
         await self._rows.filter(key=key).adelete()
 
-    async def list(self, prefix: str = "") -> list[str]:
+    async def list(self, prefix: str = "") -> builtins.list[str]:
         return [
             key async for key in self._rows.filter(key__startswith=prefix).order_by("key").values_list("key", flat=True)
         ]
@@ -114,7 +113,7 @@ class DatabaseFileStore:
         if not deleted:
             raise NotFoundError(path)
 
-    async def list(self, prefix: str = "/") -> list[StoreEntry]:
+    async def list(self, prefix: str = "/") -> builtins.list[StoreEntry]:
         """Every file below the directory ``prefix``, at any depth, sorted by path."""
         prefix = normalize(prefix)
         start = prefix if prefix.endswith("/") else prefix + "/"
@@ -129,22 +128,22 @@ class HostFiles:
     def __init__(self, session: DatabaseFileStore, deployment: DatabaseFileStore) -> None:
         self._stores = {"session": session, "deployment": deployment}
 
-    def _store(self, scope: Scope) -> DatabaseFileStore:
+    def _store(self, scope: str) -> DatabaseFileStore:
         if scope not in self._stores:
             raise ValueError(f"scope must be 'session' or 'deployment', not {scope!r}")
         return self._stores[scope]
 
-    async def read(self, path: str, *, scope: Scope = "session") -> tuple[bytes, str]:
+    async def read(self, path: str, *, scope: str = "session") -> tuple[bytes, str]:
         return await self._store(scope).read(path)
 
-    async def write(self, path: str, content: bytes | str, *, etag: str | None = None, scope: Scope = "session") -> str:
+    async def write(self, path: str, content: bytes | str, *, etag: str | None = None, scope: str = "session") -> str:
         data = content.encode() if isinstance(content, str) else content
         return await self._store(scope).write(path, data, etag)
 
-    async def list(self, prefix: str = "/", *, scope: Scope = "session") -> list[str]:
+    async def list(self, prefix: str = "/", *, scope: str = "session") -> builtins.list[str]:
         return [entry.path for entry in await self._store(scope).list(prefix)]
 
-    async def delete(self, path: str, *, scope: Scope = "session") -> None:
+    async def delete(self, path: str, *, scope: str = "session") -> None:
         await self._store(scope).delete(path)
 
 

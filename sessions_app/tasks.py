@@ -5,6 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 
 from agent_platform.conf import platform_settings
+from sessions_app.execution import execute_turn
+from sessions_app.execution import sweep_turns as sweep
 from sessions_app.maintenance import prune_log_lines as prune
 
 
@@ -12,3 +14,15 @@ from sessions_app.maintenance import prune_log_lines as prune
 def prune_log_lines() -> int:
     """Keep the newest ``PLATFORM['LOG_LINES_KEPT']`` log lines (beat, every 10 minutes)."""
     return prune(keep=platform_settings.LOG_LINES_KEPT)
+
+
+@shared_task(name="sessions_app.tasks.run_turn", acks_late=True, reject_on_worker_lost=True)
+def run_turn(turn_id: str) -> None:
+    """Run or resume one turn (idempotent: a duplicate delivery claims nothing)."""
+    execute_turn(turn_id)
+
+
+@shared_task(name="sessions_app.tasks.sweep_turns")
+def sweep_turns() -> int:
+    """Re-dispatch turns of dead workers and queued turns nobody picked up (beat)."""
+    return sweep()

@@ -7,6 +7,7 @@ protocol so that an agent tree can be type-checked without the platform.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ class KV(Protocol):
     async def get(self, key: str, default: Any = None) -> Any: ...
     async def put(self, key: str, value: Any) -> None: ...
     async def delete(self, key: str) -> None: ...
-    async def list(self, prefix: str = "") -> list[str]: ...
+    async def list(self, prefix: str = "") -> builtins.list[str]: ...
 
 
 class Files(Protocol):
@@ -31,7 +32,7 @@ class Files(Protocol):
     async def write(
         self, path: str, content: bytes | str, *, etag: str | None = None, scope: str = "session"
     ) -> str: ...
-    async def list(self, prefix: str = "/", *, scope: str = "session") -> list[str]: ...
+    async def list(self, prefix: str = "/", *, scope: str = "session") -> builtins.list[str]: ...
     async def delete(self, path: str, *, scope: str = "session") -> None: ...
 
 
@@ -44,11 +45,16 @@ class Artifacts(Protocol):
 class Host(Protocol):
     """``ctx.host``: storage, telemetry, MCP and reminders of the platform."""
 
-    kv: KV
-    files: Files
-    mcp: Any
-    otel: Any
-    reminders: Any
+    @property
+    def kv(self) -> KV: ...
+    @property
+    def files(self) -> Files: ...
+    @property
+    def mcp(self) -> Any: ...
+    @property
+    def otel(self) -> Any: ...
+    @property
+    def reminders(self) -> Any: ...
 
 
 class Signal:

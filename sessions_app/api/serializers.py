@@ -33,3 +33,61 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
             "updatedAt",
         ]
         read_only_fields = fields
+
+
+class StrictCharField(serializers.CharField):
+    """A string and nothing else: DRF's CharField would turn 42 or true into text."""
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """``true`` or ``false`` only, not "yes" or 1."""
+
+    def to_internal_value(self, data: object) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+MAX_MESSAGE_CHARS = 200_000
+
+
+def workspace_files_field() -> serializers.DictField:
+    return serializers.DictField(
+        child=StrictCharField(allow_blank=True, trim_whitespace=False),
+        required=False,
+        help_text="Files written into the session workspace before the turn: {relative path: text}.",
+    )
+
+
+class CreateSessionBody(serializers.Serializer[None]):
+    message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    continuationToken = StrictCharField(required=False, max_length=200)
+    mode = serializers.ChoiceField(choices=["chat", "task"], required=False, default="chat")
+    purpose = serializers.ChoiceField(choices=["live", "eval"], required=False, default="live")
+    title = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+    workspaceFiles = workspace_files_field()
+    dryRun = StrictBooleanField(required=False, default=False)
+
+
+class FollowUpBody(serializers.Serializer[None]):
+    message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    admission = serializers.ChoiceField(
+        choices=["preempt", "coalesce", "enqueue", "reject"], required=False, default="preempt"
+    )
+    workspaceFiles = workspace_files_field()
+
+
+class DecisionBody(serializers.Serializer[None]):
+    decision = serializers.ChoiceField(choices=["approve", "deny"])
+    reason = StrictCharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+class TurnAccepted(serializers.Serializer[None]):
+    sessionId = serializers.CharField()
+    continuationToken = serializers.CharField()
+    turnId = serializers.CharField()

@@ -4,6 +4,9 @@ from sessions_app.api import views
 
 urlpatterns = [
     path("sessions", views.SessionListView.as_view(), name="session-list"),
-    path("session/<str:session_id>", views.SessionDetailView.as_view(), name="session-detail"),
+    path("session", views.SessionCreateView.as_view(), name="session-create"),
+    path("session/<str:session_id>", views.SessionFollowUpView.as_view(), name="session-detail"),
+    path("session/<str:session_id>/stop", views.SessionStopView.as_view(), name="session-stop"),
+    path("session/<str:session_id>/approvals/<str:call_id>", views.ApprovalView.as_view(), name="session-approval"),
     path("session/<str:session_id>/events", views.SessionEventsView.as_view(), name="session-events"),
 ]

@@ -1,4 +1,5 @@
-"""Session routes under ``/<slug>/v1/``: reading sessions and their event logs.
+"""Session routes under ``/<slug>/v1/``: starting and continuing sessions, stopping
+turns, deciding approvals, and reading sessions and their event logs.
 
 Every route checks ownership the same way: an unknown session is 404, a session
 of another principal (same tenant or not) is 403 with no detail.
@@ -13,12 +14,25 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agent_platform.auth import caller
+from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.api.views import served_agent
+from agents.runtime.workspace import WorkspacePathError
+from sessions_app import services
 from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
-from sessions_app.api.serializers import SessionSerializer
+from sessions_app.api.idempotency import IDEMPOTENCY_KEY, idempotent
+from sessions_app.api.serializers import (
+    CreateSessionBody,
+    DecisionBody,
+    FollowUpBody,
+    SessionSerializer,
+    TurnAccepted,
+)
 from sessions_app.eventlog import read_events
 from sessions_app.models import Session
+from sessions_app.services import SessionError
+
+ERROR = inline_serializer("Error", {"error": serializers.CharField(), "message": serializers.CharField()})
 
 MAX_SESSIONS_LISTED = 200
 
@@ -92,3 +106,132 @@ class SessionEventsView(APIView):
         start = non_negative_int(request, "startIndex", 0)
         events = [event.as_record() for event in read_events(session.pk, start)]
         return Response({"sessionId": session.pk, "events": events})
+
+
+# --- writing: start, follow up, stop, decide ---------------------------------------------------
+
+
+def _session_error(error: SessionError) -> ApiError:
+    return ApiError(error.status, error.code, str(error))
+
+
+def _accepted(session: Session, turn_id: str) -> dict[str, str]:
+    session.refresh_from_db(fields=["continuation_token"])
+    return {"sessionId": session.pk, "continuationToken": session.continuation_token or "", "turnId": turn_id}
+
+
+class SessionCreateView(APIView):
+    """``POST /<slug>/v1/session``: start a session, or continue one with its
+    ``continuationToken``. An ``Idempotency-Key`` header replays the first answer."""
+
+    @extend_schema(
+        operation_id="session_start",
+        request=CreateSessionBody,
+        responses={201: TurnAccepted, 400: ERROR, 404: ERROR, 409: ERROR, 413: ERROR},
+        parameters=[IDEMPOTENCY_KEY],
+    )
+    def post(self, request: Request, agent_slug: str) -> Response:
+        return idempotent(request, lambda: self._create(request, agent_slug))
+
+    def _create(self, request: Request, agent_slug: str) -> Response:
+        agent, surface = served_agent(request, agent_slug)
+        body = CreateSessionBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        principal = caller(request).principal
+        try:
+            if data.get("continuationToken"):
+                session = services.session_for_token(data["continuationToken"])
+                if session.agent_id != agent.pk:
+                    raise ApiError(404, "session_not_found", "No session of this agent has this token.")
+                if session.principal_id != principal.pk:
+                    raise ApiError(403, "forbidden", "You do not own this session.")
+                turn = services.continue_session(session, message=data["message"], files=data.get("workspaceFiles"))
+            else:
+                session, turn = services.start_session(
+                    agent,
+                    surface,
+                    principal,
+                    message=data["message"],
+                    mode=data["mode"],
+                    purpose=data["purpose"],
+                    title=data["title"],
+                    files=data.get("workspaceFiles"),
+                    dry_run=data["dryRun"],
+                    default_model=platform_settings.DEFAULT_MODEL,
+                )
+        except SessionError as error:
+            raise _session_error(error) from None
+        except WorkspacePathError as error:
+            raise ApiError(400, "invalid", str(error)) from None
+        return Response(_accepted(session, turn.pk), status=201)
+
+
+class SessionFollowUpView(SessionDetailView):
+    """``GET`` the session's state; ``POST`` a follow-up ``{message, admission?}`` (202)."""
+
+    @extend_schema(
+        operation_id="session_follow_up",
+        request=FollowUpBody,
+        responses={202: TurnAccepted, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR, 413: ERROR},
+        parameters=[IDEMPOTENCY_KEY],
+    )
+    def post(self, request: Request, agent_slug: str, session_id: str) -> Response:
+        return idempotent(request, lambda: self._follow_up(request, agent_slug, session_id))
+
+    def _follow_up(self, request: Request, agent_slug: str, session_id: str) -> Response:
+        session = owned_session_or_error(request, agent_slug, session_id)
+        body = FollowUpBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            turn = services.continue_session(
+                session, message=data["message"], admission=data["admission"], files=data.get("workspaceFiles")
+            )
+        except SessionError as error:
+            raise _session_error(error) from None
+        except WorkspacePathError as error:
+            raise ApiError(400, "invalid", str(error)) from None
+        return Response(_accepted(session, turn.pk), status=202)
+
+
+class SessionStopView(APIView):
+    """``POST /<slug>/v1/session/:id/stop``: interrupt the running turn (202)."""
+
+    @extend_schema(
+        request=None,
+        responses={202: inline_serializer("Stopped", {"stopped": serializers.BooleanField()}), 403: ERROR, 404: ERROR},
+    )
+    def post(self, request: Request, agent_slug: str, session_id: str) -> Response:
+        session = owned_session_or_error(request, agent_slug, session_id)
+        return Response({"stopped": services.stop_session(session)}, status=202)
+
+
+class ApprovalView(APIView):
+    """``POST /<slug>/v1/session/:id/approvals/:callId`` ``{decision, reason?}``."""
+
+    @extend_schema(
+        request=DecisionBody,
+        responses={
+            200: inline_serializer("Decided", {"callId": serializers.CharField(), "decision": serializers.CharField()}),
+            400: ERROR,
+            403: ERROR,
+            404: ERROR,
+            409: ERROR,
+        },
+    )
+    def post(self, request: Request, agent_slug: str, session_id: str, call_id: str) -> Response:
+        session = owned_session_or_error(request, agent_slug, session_id)
+        body = DecisionBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            services.decide_approval(
+                session,
+                call_id,
+                approve=body.validated_data["decision"] == "approve",
+                reason=body.validated_data["reason"],
+                principal=caller(request).principal,
+            )
+        except SessionError as error:
+            raise _session_error(error) from None
+        return Response({"callId": call_id, "decision": body.validated_data["decision"]})

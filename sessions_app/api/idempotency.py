@@ -1,0 +1,77 @@
+"""``Idempotency-Key``: the same key with the same request gets the first answer again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+
+from django.db import IntegrityError, transaction
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from agent_platform.auth import caller
+from agent_platform.errors import ApiError
+from sessions_app.models import IdempotencyRecord
+
+HEADER = "Idempotency-Key"
+PENDING = 0  # status_code of a record whose first request is still being answered
+WAIT_SECONDS = 10.0
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    HEADER, str, location=OpenApiParameter.HEADER, required=False, description="Replays the first answer."
+)
+
+
+def _digest(request: Request) -> str:
+    body = json.dumps(request.data, sort_keys=True, default=str)
+    return hashlib.sha256(f"{request.method} {request.path}\n{body}".encode()).hexdigest()
+
+
+def idempotent(request: Request, answer: Callable[[], Response]) -> Response:
+    """Answer the request once per key; a retry with the key gets the stored answer.
+
+    Raises:
+        ApiError: 400 for a key reused with a different request; 409 when the first
+            request with the key is still being answered after a wait.
+    """
+    key = request.headers.get(HEADER)
+    if not key:
+        return answer()
+    if len(key) > 200:
+        raise ApiError(400, "invalid", f"{HEADER} is longer than 200 characters.")
+    principal, digest = caller(request).principal, _digest(request)
+    try:
+        with transaction.atomic():
+            record = IdempotencyRecord.objects.create(
+                principal=principal, key=key, request_hash=digest, status_code=PENDING, response={}
+            )
+    except IntegrityError:
+        return _replay(principal.pk, key, digest)
+    try:
+        response = answer()
+    except Exception:
+        record.delete()  # a failed first attempt may be retried with the same key
+        raise
+    if 200 <= response.status_code < 300:
+        IdempotencyRecord.objects.filter(pk=record.pk).update(status_code=response.status_code, response=response.data)
+    else:
+        record.delete()
+    return response
+
+
+def _replay(principal_id: int, key: str, digest: str) -> Response:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        record = IdempotencyRecord.objects.filter(principal_id=principal_id, key=key).first()
+        if record is None:
+            raise ApiError(409, "idempotency_conflict", "The first request with this key failed; retry it.")
+        if record.request_hash != digest:
+            raise ApiError(400, "invalid", f"This {HEADER} was used with a different request.")
+        if record.status_code != PENDING:
+            return Response(record.response, status=record.status_code)
+        if time.monotonic() > deadline:
+            raise ApiError(409, "idempotency_conflict", "The first request with this key is still running.")
+        time.sleep(0.05)

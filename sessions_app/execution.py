@@ -1,0 +1,246 @@
+"""Running a turn on a worker: claim it, run (or resume) it with the runtime,
+record what came out, and move the session on.
+
+A turn is claimed by a conditional update (queued, or running with an expired
+lease), so a duplicate delivery does nothing. While it runs, its lease is renewed
+and its cancel flag watched; a worker that dies leaves an expiring lease, and the
+sweeper hands the turn to another worker, at most ``TURN_MAX_ATTEMPTS`` times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from agent_platform.conf import platform_settings
+from agents.config import runtime_settings
+from agents.registry import surface_for
+from agents.runtime.conversation import message_from_dict, message_to_dict
+from agents.runtime.prompt import instructions_text
+from agents.runtime.turn import (
+    Decision,
+    TurnOutcome,
+    TurnRequest,
+    pending_calls,
+    resume_turn,
+    run_turn,
+)
+from agents.runtime.workspace import prepare_workspace
+from agents.sdk import SessionInfo, ToolContext
+from sessions_app.eventlog import NewEvent, append_event, append_events
+from sessions_app.events import EventType
+from sessions_app.host import DatabaseFileStore, host_for
+from sessions_app.models import Approval, ApprovalStatus, Session, Turn, TurnStatus
+from sessions_app.services import INTERRUPTED, args_digest, settle_session
+
+logger = logging.getLogger(__name__)
+CANCEL_POLL_SECONDS = 0.25
+
+
+@dataclass
+class DatabaseSink:
+    """The runtime's events, appended durably to the session's log."""
+
+    session_id: str
+
+    async def emit(self, type: EventType, data: dict[str, Any], turn_id: str | None) -> None:
+        await sync_to_async(append_event)(self.session_id, type, data, turn_id)
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=platform_settings.TURN_LEASE_SECONDS)
+
+
+def claim_turn(turn_id: str) -> Turn | None:
+    """Take the turn for this worker, or None when it is not ours to run (already
+    running under a live lease, finished, or parked)."""
+    now = timezone.now()
+    claimed = Turn.objects.filter(
+        Q(pk=turn_id) & (Q(status=TurnStatus.QUEUED) | Q(status=TurnStatus.RUNNING, lease_until__lt=now))
+    ).update(
+        status=TurnStatus.RUNNING,
+        attempts=F("attempts") + 1,
+        lease_until=now + _lease(),
+        started_at=Coalesce("started_at", now),
+    )
+    if not claimed:
+        return None
+    return Turn.objects.select_related("session__agent", "session__principal__tenant").get(pk=turn_id)
+
+
+def _history(session: Session, before: Turn) -> list[Any]:
+    turns = session.turns.filter(status=TurnStatus.COMPLETED, created_at__lt=before.created_at).order_by("created_at")
+    return [message_from_dict(message) for turn in turns for message in turn.conversation]
+
+
+def _workspace(session: Session) -> Path:
+    return Path(platform_settings.VAR_DIR) / "workspaces" / session.pk
+
+
+def _request(turn: Turn, surface: Any) -> TurnRequest:
+    session = turn.session
+    info = SessionInfo(
+        id=session.pk,
+        agent=session.agent.slug,
+        mode=session.mode,
+        purpose=session.purpose,
+        dry_run=session.dry_run,
+        channel=session.channel,
+    )
+    stores = {
+        "session": DatabaseFileStore(session.tenant_id, session.agent_id, session.pk),
+        "deployment": DatabaseFileStore(session.tenant_id, session.agent_id, None),
+    }
+    workspace = _workspace(session)
+    instructions = asyncio.run(instructions_text(surface, ToolContext(session=info)))
+    files = prepare_workspace(workspace, surface, instructions, turn.attachments)
+    return TurnRequest(
+        session=info,
+        turn_id=turn.pk,
+        message=turn.message,
+        history=_history(session, turn),
+        arms={a.experiment: a.arm for a in session.ab_assignments.all()},
+        workspace=workspace,
+        workspace_files=files,
+        host=host_for(session),
+        file_store_for=stores.__getitem__,
+    )
+
+
+async def _watched(turn_id: str, request: TurnRequest, body: Any) -> TurnOutcome:
+    """Run ``body`` while renewing the lease and watching the cancel flag."""
+    task = asyncio.ensure_future(body)
+    renew_every = max(platform_settings.TURN_LEASE_SECONDS / 3, CANCEL_POLL_SECONDS)
+    last_renewal = asyncio.get_running_loop().time()
+    while not task.done():
+        await asyncio.wait({task}, timeout=CANCEL_POLL_SECONDS)
+        if task.done():
+            break
+        turn = await Turn.objects.filter(pk=turn_id).values("cancel_requested").afirst()
+        if turn is None or turn["cancel_requested"]:
+            request.signal.cancel()
+            task.cancel()
+            break
+        now = asyncio.get_running_loop().time()
+        if now - last_renewal >= renew_every:
+            await Turn.objects.filter(pk=turn_id).aupdate(lease_until=timezone.now() + _lease())
+            last_renewal = now
+    return await task
+
+
+def _decisions(turn: Turn) -> dict[str, Decision]:
+    return {
+        approval.call_id: Decision(
+            approval.status == ApprovalStatus.APPROVED,
+            approval.reason,
+            approval.decided_by.name if approval.decided_by else "",
+        )
+        for approval in turn.approvals.exclude(status=ApprovalStatus.PENDING).select_related("decided_by")
+    }
+
+
+def _fail(turn: Turn, message: str) -> None:
+    with transaction.atomic():
+        ended = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+            status=TurnStatus.FAILED, failure_message=message, ended_at=timezone.now(), lease_until=None
+        )
+        if ended:
+            append_events(turn.session_id, [NewEvent(EventType.TURN_FAILED, {"message": message}, turn.pk)])
+
+
+def _record(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        if outcome.status == "parked" and outcome.state is not None:
+            Turn.objects.filter(pk=turn.pk).update(
+                status=TurnStatus.PARKED, parked_state=outcome.state, lease_until=None, usage=outcome.usage.as_dict()
+            )
+            for call in pending_calls(outcome.state):
+                Approval.objects.get_or_create(
+                    call_id=call["callId"],
+                    defaults={
+                        "session_id": turn.session_id,
+                        "turn": turn,
+                        "tool_name": call["toolName"],
+                        "args": call["args"] or {},
+                        "args_sha256": args_digest(call["args"]),
+                    },
+                )
+            return
+        fields: dict[str, Any] = {
+            "ended_at": now,
+            "lease_until": None,
+            "usage": outcome.usage.as_dict(),
+            "cost": outcome.cost,
+            "parked_state": None,
+        }
+        if outcome.status == "completed":
+            fields.update(
+                status=TurnStatus.COMPLETED,
+                conversation=[message_to_dict(m) for m in outcome.messages[history_length:]],
+            )
+        else:
+            fields.update(status=TurnStatus.FAILED, failure_message=outcome.failure or "")
+        Turn.objects.filter(pk=turn.pk).update(**fields)
+
+
+def execute_turn(turn_id: str) -> None:
+    """Run or resume the turn if this worker can claim it (the Celery task's body)."""
+    turn = claim_turn(turn_id)
+    if turn is None:
+        return
+    if turn.attempts > platform_settings.TURN_MAX_ATTEMPTS:
+        _fail(turn, f"the worker running this turn was lost {turn.attempts - 1} times; giving up")
+        settle_session(turn.session_id)
+        return
+    if turn.cancel_requested:
+        _fail(turn, INTERRUPTED)
+        settle_session(turn.session_id)
+        return
+    try:
+        surface = surface_for(turn.session.agent)
+        if surface.errors:
+            _fail(turn, f"agent {turn.session.agent.slug!r} has errors: {surface.errors[0]}")
+        else:
+            request = _request(turn, surface)
+            sink, settings = DatabaseSink(turn.session_id), runtime_settings()
+            if turn.parked_state:
+                body = resume_turn(surface, request, turn.parked_state, _decisions(turn), sink, settings)
+            else:
+                body = run_turn(surface, request, sink, settings)
+            outcome = asyncio.run(_watched(turn.pk, request, body))
+            _record(turn, outcome, len(request.history))
+    except Exception as failure:
+        logger.exception("turn %s failed inside the platform", turn.pk)
+        _fail(turn, f"the platform failed running this turn: {type(failure).__name__}: {failure}")
+    settle_session(turn.session_id)
+
+
+def sweep_turns() -> int:
+    """Hand turns whose worker died (expired lease) and queued turns nobody picked up
+    back to the workers; returns how many were handed out."""
+    from sessions_app.services import dispatch_next, enqueue_turn
+
+    now = timezone.now()
+    stuck = list(Turn.objects.filter(status=TurnStatus.RUNNING, lease_until__lt=now).values_list("pk", flat=True))
+    for turn_id in stuck:
+        enqueue_turn(turn_id)
+    waiting = (
+        Turn.objects.filter(status=TurnStatus.QUEUED, created_at__lt=now - _lease())
+        .values_list("session_id", flat=True)
+        .distinct()
+    )
+    sessions = list(waiting)
+    for session_id in sessions:
+        dispatch_next(session_id)
+    return len(stuck) + len(sessions)

@@ -1,0 +1,276 @@
+"""Sessions as their users drive them: start, follow up (with an admission policy),
+stop, decide approvals. Each use case locks the session row, records its events and
+leaves the running of turns to the Celery task (``sessions_app.execution``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from agent_platform.models import Principal
+from agents.discovery import AgentSurface
+from agents.models import Agent
+from agents.runtime.workspace import normalize_workspace_path
+from sessions_app.eventlog import NewEvent, append_events
+from sessions_app.events import EventType
+from sessions_app.models import (
+    Admission,
+    Approval,
+    ApprovalStatus,
+    Session,
+    SessionMode,
+    SessionPurpose,
+    SessionStatus,
+    Turn,
+    TurnStatus,
+)
+
+ACTIVE_TURNS = (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED)
+INTERRUPTED = "turn interrupted"
+
+
+class SessionError(Exception):
+    """A request the session cannot take; ``status`` and ``code`` are the HTTP answer."""
+
+    status = 409
+    code = "conflict"
+
+
+class SessionBusy(SessionError):
+    code = "session_busy"
+
+
+class TaskSessionClosed(SessionError):
+    code = "task_session"
+
+
+class StaleContinuationToken(SessionError):
+    code = "stale_continuation_token"
+
+
+class UnknownContinuationToken(SessionError):
+    status = 404
+    code = "session_not_found"
+
+
+class ApprovalNotFound(SessionError):
+    status = 404
+    code = "approval_not_found"
+
+
+class ApprovalAlreadyDecided(SessionError):
+    code = "approval_not_pending"
+
+
+def new_continuation_token(session_id: str) -> str:
+    """An opaque token; it rotates on every accepted follow-up."""
+    return f"ct_{session_id.removeprefix('ses_')}.{secrets.token_urlsafe(18)}"
+
+
+def session_for_token(token: str) -> Session:
+    """The session a continuation token continues.
+
+    Raises:
+        UnknownContinuationToken: the token names no session.
+        StaleContinuationToken: the token was valid once but has been rotated since.
+    """
+    session_part = token.removeprefix("ct_").partition(".")[0]
+    session = Session.objects.select_related("agent").filter(pk=f"ses_{session_part}").first()
+    if session is None or not token.startswith("ct_"):
+        raise UnknownContinuationToken("No session has this continuation token.")
+    if session.continuation_token != token:
+        raise StaleContinuationToken("This continuation token is stale; use the latest one.")
+    return session
+
+
+def clean_files(files: Mapping[str, str] | None) -> dict[str, str]:
+    """Workspace files sent with a message, with their paths normalised.
+
+    Raises:
+        WorkspacePathError: for a path outside the workspace or under ``memory/``.
+    """
+    return {normalize_workspace_path(path): content for path, content in (files or {}).items()}
+
+
+def _message_event(text: str, turn: Turn, files: Mapping[str, str]) -> NewEvent:
+    data: dict[str, Any] = {"text": text}
+    if files:
+        data["files"] = sorted(files)
+    return NewEvent(EventType.MESSAGE_RECEIVED, data, turn.pk)
+
+
+def start_session(
+    agent: Agent,
+    surface: AgentSurface,
+    principal: Principal,
+    *,
+    message: str,
+    mode: str = SessionMode.CHAT,
+    purpose: str = SessionPurpose.LIVE,
+    title: str = "",
+    files: Mapping[str, str] | None = None,
+    dry_run: bool = False,
+    default_model: str = "test",
+) -> tuple[Session, Turn]:
+    """Create a session with its first turn, queued for a worker."""
+    files = clean_files(files)
+    with transaction.atomic():
+        session = Session(agent=agent, principal=principal, mode=mode, purpose=purpose, title=title, dry_run=dry_run)
+        session.continuation_token = new_continuation_token(session.id)
+        session.save()
+        turn = Turn.objects.create(session=session, message=message, attachments=files)
+        model = surface.config.model or default_model
+        append_events(
+            session.pk,
+            [
+                NewEvent(
+                    EventType.SESSION_STARTED,
+                    {"agent": agent.slug, "mode": mode, "purpose": purpose, "dryRun": dry_run, "title": title},
+                ),
+                NewEvent(EventType.AGENT_BOUND, {"agent": agent.slug, "model": model, "testModel": model == "test"}),
+                _message_event(message, turn, files),
+            ],
+        )
+        transaction.on_commit(lambda: dispatch_next(session.pk))
+    return session, turn
+
+
+def continue_session(
+    session: Session, *, message: str, admission: str = Admission.PREEMPT, files: Mapping[str, str] | None = None
+) -> Turn:
+    """Accept a follow-up by the admission policy; rotates the continuation token.
+
+    Raises:
+        TaskSessionClosed: the session is a task (it takes one message).
+        SessionBusy: ``reject`` while a turn is active.
+    """
+    files = clean_files(files)
+    with transaction.atomic():
+        session = Session.objects.select_for_update().get(pk=session.pk)
+        if session.mode == SessionMode.TASK:
+            raise TaskSessionClosed("A task session takes no follow-up; start a new session.")
+        active = list(session.turns.filter(status__in=ACTIVE_TURNS).order_by("created_at"))
+        if active and admission == Admission.REJECT:
+            raise SessionBusy("A turn is running; retry later or use another admission policy.")
+        queued = [turn for turn in active if turn.status == TurnStatus.QUEUED]
+        if active and admission == Admission.COALESCE and queued and queued[-1].admission == Admission.COALESCE:
+            turn = queued[-1]
+            turn.message = f"{turn.message}\n\n{message}"
+            turn.attachments = {**turn.attachments, **files}
+            turn.save(update_fields=["message", "attachments"])
+        else:
+            turn = Turn.objects.create(session=session, message=message, admission=admission, attachments=files)
+        append_events(session.pk, [_message_event(message, turn, files)])
+        if admission == Admission.PREEMPT:
+            _interrupt([t for t in active if t.pk != turn.pk])
+        session.status = SessionStatus.RUNNING
+        session.continuation_token = new_continuation_token(session.pk)
+        session.save(update_fields=["status", "continuation_token", "updated_at"])
+        transaction.on_commit(lambda: dispatch_next(session.pk))
+    return turn
+
+
+def _interrupt(turns: list[Turn]) -> None:
+    """Stop active turns: a running one is told to stop (its worker ends it), a parked
+    or queued one ends here. Each interrupted turn ends ``turn.failed`` "turn interrupted"."""
+    for turn in turns:
+        if turn.status == TurnStatus.RUNNING:
+            Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(cancel_requested=True)
+            continue
+        ended = Turn.objects.filter(pk=turn.pk, status=turn.status).update(
+            status=TurnStatus.FAILED, failure_message=INTERRUPTED, ended_at=timezone.now(), parked_state=None
+        )
+        if ended:
+            Approval.objects.filter(turn=turn, status=ApprovalStatus.PENDING).update(
+                status=ApprovalStatus.DENIED, reason=INTERRUPTED, decided_at=timezone.now()
+            )
+            append_events(turn.session_id, [NewEvent(EventType.TURN_FAILED, {"message": INTERRUPTED}, turn.pk)])
+
+
+def stop_session(session: Session) -> bool:
+    """Interrupt the running (or parked) turn without a new message; True when there was one."""
+    with transaction.atomic():
+        session = Session.objects.select_for_update().get(pk=session.pk)
+        current = list(session.turns.filter(status__in=(TurnStatus.RUNNING, TurnStatus.PARKED)))
+        _interrupt(current)
+        if current:
+            transaction.on_commit(lambda: settle_session(session.pk))
+    return bool(current)
+
+
+def decide_approval(session: Session, call_id: str, *, approve: bool, reason: str, principal: Principal) -> Approval:
+    """Record a decision on a parked call; when the turn has none left pending it is
+    queued to resume. Exactly one decision wins, whatever races.
+
+    Raises:
+        ApprovalNotFound: no such call waits in this session.
+        ApprovalAlreadyDecided: it was decided already (or its turn was interrupted).
+    """
+    approval = Approval.objects.filter(session=session, call_id=call_id).first()
+    if approval is None:
+        raise ApprovalNotFound(f"No approval {call_id!r} in this session.")
+    with transaction.atomic():
+        decided = Approval.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
+            status=ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED,
+            reason=reason,
+            decided_by=principal,
+            decided_at=timezone.now(),
+        )
+        if not decided:
+            raise ApprovalAlreadyDecided(f"The call {call_id!r} is not waiting for a decision.")
+        still_pending = Approval.objects.filter(turn_id=approval.turn_id, status=ApprovalStatus.PENDING).exists()
+        if not still_pending and Turn.objects.filter(pk=approval.turn_id, status=TurnStatus.PARKED).update(
+            status=TurnStatus.QUEUED
+        ):
+            transaction.on_commit(lambda: enqueue_turn(approval.turn_id))
+    approval.refresh_from_db()
+    return approval
+
+
+def args_digest(args: Any) -> str:
+    return hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def enqueue_turn(turn_id: str) -> None:
+    from sessions_app.tasks import run_turn
+
+    run_turn.delay(turn_id)
+
+
+def dispatch_next(session_id: str) -> None:
+    """Hand the session's next queued turn to a worker, unless a turn is running or parked."""
+    turns = Turn.objects.filter(session_id=session_id)
+    if turns.filter(status__in=(TurnStatus.RUNNING, TurnStatus.PARKED)).exists():
+        return
+    next_turn = turns.filter(status=TurnStatus.QUEUED).order_by("created_at").first()
+    if next_turn is not None:
+        enqueue_turn(next_turn.pk)
+
+
+def settle_session(session_id: str) -> None:
+    """After a turn ended: run the next queued one, or record that the session waits
+    (chat) or is over (task)."""
+    with transaction.atomic():
+        session = Session.objects.select_for_update().get(pk=session_id)
+        turns = session.turns.all()
+        if turns.filter(status__in=ACTIVE_TURNS).exists():
+            transaction.on_commit(lambda: dispatch_next(session_id))
+            return
+        if session.status not in (SessionStatus.RUNNING,):
+            return
+        if session.mode == SessionMode.TASK:
+            last = turns.order_by("-created_at").first()
+            failed = last is None or last.status == TurnStatus.FAILED
+            session.status = SessionStatus.FAILED if failed else SessionStatus.COMPLETED
+            event = EventType.SESSION_FAILED if failed else EventType.SESSION_COMPLETED
+        else:
+            session.status, event = SessionStatus.WAITING, EventType.SESSION_WAITING
+        session.save(update_fields=["status", "updated_at"])
+        append_events(session_id, [NewEvent(event, {})])
