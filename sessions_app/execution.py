@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async as in_thread
 from django.db import transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
@@ -54,7 +54,7 @@ class DatabaseSink:
     session_id: str
 
     async def emit(self, type: EventType, data: dict[str, Any], turn_id: str | None) -> None:
-        await sync_to_async(append_event)(self.session_id, type, data, turn_id)
+        await in_thread(append_event)(self.session_id, type, data, turn_id)
 
 
 def _lease() -> timedelta:
@@ -126,14 +126,14 @@ async def _watched(turn_id: str, request: TurnRequest, body: Any) -> TurnOutcome
         await asyncio.wait({task}, timeout=CANCEL_POLL_SECONDS)
         if task.done():
             break
-        turn = await Turn.objects.filter(pk=turn_id).values("cancel_requested").afirst()
+        turn = await in_thread(Turn.objects.filter(pk=turn_id).values("cancel_requested").first)()
         if turn is None or turn["cancel_requested"]:
             request.signal.cancel()
             task.cancel()
             break
         now = asyncio.get_running_loop().time()
         if now - last_renewal >= renew_every:
-            await Turn.objects.filter(pk=turn_id).aupdate(lease_until=timezone.now() + _lease())
+            await in_thread(Turn.objects.filter(pk=turn_id).update)(lease_until=timezone.now() + _lease())
             last_renewal = now
     return await task
 

@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async as in_thread
 from django.db import IntegrityError, transaction
 from opentelemetry import metrics
 
@@ -29,11 +29,11 @@ class DatabaseKV:
     """``ctx.host.kv``."""
 
     def __init__(self, tenant_id: int, agent_id: int) -> None:
-        self._rows = KVEntry.objects.filter(tenant_id=tenant_id, agent_id=agent_id)
         self._tenant_id, self._agent_id = tenant_id, agent_id
+        self._rows = KVEntry.objects.filter(tenant_id=tenant_id, agent_id=agent_id)
 
     async def get(self, key: str, default: Any = None) -> Any:
-        row = await self._rows.filter(key=key).afirst()
+        row = await in_thread(self._rows.filter(key=key).first)()
         return default if row is None else row.value
 
     async def put(self, key: str, value: Any) -> None:
@@ -46,17 +46,16 @@ class DatabaseKV:
             json.dumps(value)
         except (TypeError, ValueError) as problem:
             raise ValueError(f"the value for {key!r} is not JSON: {problem}") from problem
-        await KVEntry.objects.aupdate_or_create(
+        await in_thread(KVEntry.objects.update_or_create)(
             tenant_id=self._tenant_id, agent_id=self._agent_id, key=key, defaults={"value": value}
         )
 
     async def delete(self, key: str) -> None:
-        await self._rows.filter(key=key).adelete()
+        await in_thread(self._rows.filter(key=key).delete)()
 
     async def list(self, prefix: str = "") -> builtins.list[str]:
-        return [
-            key async for key in self._rows.filter(key__startswith=prefix).order_by("key").values_list("key", flat=True)
-        ]
+        keys = self._rows.filter(key__startswith=prefix).order_by("key").values_list("key", flat=True)
+        return await in_thread(lambda: builtins.list(keys))()
 
 
 class DatabaseFileStore:
@@ -78,7 +77,7 @@ class DatabaseFileStore:
             NotFoundError: ``not found: PATH``.
         """
         path = normalize(path)
-        row = await self._rows.filter(path=path).afirst()
+        row = await in_thread(self._rows.filter(path=path).first)()
         if row is None:
             raise NotFoundError(path)
         return bytes(row.content), row.etag
@@ -89,7 +88,7 @@ class DatabaseFileStore:
         Raises:
             WriteFailedError: ``write failed: PATH`` when ``etag`` does not match.
         """
-        return await sync_to_async(self._write)(normalize(path), data, etag)
+        return await in_thread(self._write)(normalize(path), data, etag)
 
     def _write(self, path: str, data: bytes, etag: str | None) -> str:
         new_etag = secrets.token_hex(16)
@@ -109,7 +108,7 @@ class DatabaseFileStore:
 
     async def delete(self, path: str) -> None:
         path = normalize(path)
-        deleted, _ = await self._rows.filter(path=path).adelete()
+        deleted, _ = await in_thread(self._rows.filter(path=path).delete)()
         if not deleted:
             raise NotFoundError(path)
 
@@ -119,7 +118,7 @@ class DatabaseFileStore:
         start = prefix if prefix.endswith("/") else prefix + "/"
         query = self._rows if prefix == "/" else self._rows.filter(path__startswith=start)
         rows = query.order_by("path").values_list("path", "size", "etag")
-        return [StoreEntry(path, size, etag) async for path, size, etag in rows]
+        return [StoreEntry(path, size, etag) for path, size, etag in await in_thread(lambda: builtins.list(rows))()]
 
 
 class HostFiles:
