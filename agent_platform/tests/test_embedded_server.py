@@ -78,3 +78,29 @@ def test_the_embedded_form_serves_every_example_agent_from_a_clean_state(embedde
 def test_the_embedded_form_admits_the_local_developer_without_a_token(embedded_server):
     base, _ = embedded_server
     assert get_json(f"{base}/api/v1/me") == (200, {"tenant": "local", "principal": "dev", "tokenPrefix": None})
+
+
+def post_json(url: str, body: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310 (loopback URL built here)
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def test_the_embedded_form_runs_turns_on_its_own_worker_threads(embedded_server):
+    base, _ = embedded_server
+    status, started = post_json(f"{base}/weather/v1/session", {"message": '/call get_weather {"city": "Oslo"}'})
+    assert status == 201, started
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        _, dump = get_json(f"{base}/weather/v1/session/{started['sessionId']}/events")
+        types = [event["type"] for event in dump["events"]]
+        if "session.waiting" in types:
+            break
+        time.sleep(0.1)
+    assert types[-2:] == ["turn.completed", "session.waiting"], types
+    assert "action.result" in types
