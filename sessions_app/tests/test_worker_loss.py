@@ -1,0 +1,89 @@
+"""A worker killed mid-turn leaves no session stuck: the turn is taken up again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from sessions_app.execution import sweep_turns
+from sessions_app.tests.live import LiveClient, assert_gapless, assert_turns_ended_once, types
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_worker(queue: str, agents_dir: Path, var_dir: Path) -> subprocess.Popen:
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "PLATFORM_VAR_DIR": str(var_dir),
+        "AGENTS_DIR": str(agents_dir),
+        "PLATFORM_TURN_LEASE_SECONDS": "3",
+        "PLATFORM_TASK_QUEUE": queue,
+    }
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "agent_platform",
+            "worker",
+            "--pool=threads",
+            "--concurrency=2",
+            "-Q",
+            queue,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "--loglevel=WARNING",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def test_a_turn_whose_worker_is_killed_is_taken_up_by_another(
+    celery_worker_process, live_agents_dir, settings, client_for, alice, tmp_path
+):
+    from agent_platform.celery import app
+
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir, "TURN_LEASE_SECONDS": 3}
+    queue, shared_queue = f"kill-{uuid.uuid4().hex[:8]}", app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    first = start_worker(queue, live_agents_dir, tmp_path / "var")
+    second = None
+    try:
+        client = LiveClient(client_for(alice), "lab")
+        session = client.start('/call wait {"seconds": 3}')["sessionId"]
+        client.wait_for(session, "actions.requested")
+        os.killpg(first.pid, signal.SIGKILL)  # the whole worker, mid-tool
+        first.wait(timeout=10)
+        second = start_worker(queue, live_agents_dir, tmp_path / "var")
+        time.sleep(3.5)  # the dead worker's lease runs out
+        assert sweep_turns() >= 1  # what beat's sweeper does every few seconds
+        events = client.wait_for(session, "session.waiting", timeout=40)
+    finally:
+        app.conf.task_default_queue = shared_queue
+        for worker in (first, second):
+            if worker is not None and worker.poll() is None:
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait(timeout=10)
+    assert types(events).count("turn.started") == 2  # the first attempt, then the one that finished
+    assert types(events)[-2:] == ["turn.completed", "session.waiting"]
+    assert_gapless(events)
+    assert_turns_ended_once(events)
+    assert client.follow_up(session, "still there?").status_code == 202
+    assert client.wait_for(session, "session.waiting", count=2)[-2]["data"]["result"] == "echo: still there?"
