@@ -20,6 +20,7 @@ from channels.db import database_sync_to_async as in_thread
 from django.db import IntegrityError, transaction
 from opentelemetry import metrics
 
+from agents.models import Agent
 from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
@@ -124,13 +125,16 @@ class DatabaseFileStore:
 class HostFiles:
     """``ctx.host.files``: session scope by default, ``scope="deployment"`` agent-wide."""
 
-    def __init__(self, session: DatabaseFileStore, deployment: DatabaseFileStore) -> None:
+    def __init__(self, session: DatabaseFileStore | None, deployment: DatabaseFileStore) -> None:
         self._stores = {"session": session, "deployment": deployment}
 
     def _store(self, scope: str) -> DatabaseFileStore:
         if scope not in self._stores:
             raise ValueError(f"scope must be 'session' or 'deployment', not {scope!r}")
-        return self._stores[scope]
+        store = self._stores[scope]
+        if store is None:
+            raise ValueError("there is no session here: use scope='deployment'")
+        return store
 
     async def read(self, path: str, *, scope: str = "session") -> tuple[bytes, str]:
         return await self._store(scope).read(path)
@@ -172,9 +176,16 @@ class PlatformHost:
 
 def host_for(session: Session) -> PlatformHost:
     """The host APIs for code running in ``session`` (its tenant and agent)."""
-    tenant, agent = session.tenant_id, session.agent_id
+    return host_for_agent(session.tenant_id, session.agent, session.pk)
+
+
+def host_for_agent(tenant_id: int, agent: Agent, session_id: str | None = None) -> PlatformHost:
+    """The host APIs for an agent inside a tenant; without a session, ``files`` has
+    only the deployment scope (the session scope refuses every call)."""
+    deployment = DatabaseFileStore(tenant_id, agent.pk, None)
+    session_store = DatabaseFileStore(tenant_id, agent.pk, session_id) if session_id else None
     return PlatformHost(
-        kv=DatabaseKV(tenant, agent),
-        files=HostFiles(DatabaseFileStore(tenant, agent, session.pk), DatabaseFileStore(tenant, agent, None)),
-        otel=HostOtel(session.agent.slug),
+        kv=DatabaseKV(tenant_id, agent.pk),
+        files=HostFiles(session_store, deployment),
+        otel=HostOtel(agent.slug),
     )

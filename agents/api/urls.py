@@ -6,5 +6,4 @@ urlpatterns = [
     path("health", views.HealthView.as_view(), name="agent-health"),
     path("info", views.InfoView.as_view(), name="agent-info"),
     path("tools", views.ToolListView.as_view(), name="agent-tools"),
-    path("tools/<str:tool_name>", views.ToolDetailView.as_view(), name="agent-tool"),
 ]

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from agents.runtime.providers.base import Message, ToolCall, Usage
+
+
+def new_call_id() -> str:
+    """The platform's id for a tool call: unique in its session (approvals are addressed by it)."""
+    return f"call_{secrets.token_hex(8)}"
 
 
 def call_to_dict(call: ToolCall) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agents.discovery import AgentSurface
-from agents.runtime.conversation import message_from_dict, message_to_dict, usage_from_dict
+from agents.runtime.conversation import message_from_dict, message_to_dict, new_call_id, usage_from_dict
 from agents.runtime.events import EventSink, TurnEmitter
 from agents.runtime.execution import CallResult, error, run_agent_tool, run_server_tool, validate_arguments
 from agents.runtime.fs.base import FileSystem, FileSystemError
@@ -254,7 +253,7 @@ class _Run:
             elif isinstance(event, ToolCallEvent):
                 # The platform's own id: unique in the session (approvals are addressed by it),
                 # whatever the provider (or the test model) numbered its calls.
-                calls.append(dataclasses.replace(event.call, call_id=f"call_{secrets.token_hex(8)}"))
+                calls.append(dataclasses.replace(event.call, call_id=new_call_id()))
             elif isinstance(event, UsageEvent):
                 self.usage = self.usage + event.usage
         if reasoning:

@@ -1,9 +1,11 @@
 from django.urls import path
 
-from sessions_app.api import views
+from sessions_app.api import tool_views, views
 
 urlpatterns = [
     path("sessions", views.SessionListView.as_view(), name="session-list"),
+    # GET describes a tool (agents' view); POST runs it, optionally bound to a session.
+    path("tools/<str:tool_name>", tool_views.ToolView.as_view(), name="agent-tool"),
     path("session", views.SessionCreateView.as_view(), name="session-create"),
     path("session/<str:session_id>", views.SessionFollowUpView.as_view(), name="session-detail"),
     path("session/<str:session_id>/stop", views.SessionStopView.as_view(), name="session-stop"),

@@ -1,0 +1,107 @@
+"""``POST /<slug>/v1/tools/:name``: run a server tool directly, with no model turn."""
+
+from __future__ import annotations
+
+import time
+
+from asgiref.sync import async_to_sync
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from agent_platform.auth import caller
+from agent_platform.errors import ApiError
+from agents.api.views import ToolDetailView, served_agent
+from agents.runtime.conversation import new_call_id
+from agents.runtime.execution import CallResult, run_server_tool, validate_arguments
+from agents.sdk import SessionInfo, ToolContext
+from sessions_app import services
+from sessions_app.api.serializers import StrictCharField
+from sessions_app.api.views import ERROR, owned_session_or_error
+from sessions_app.host import host_for, host_for_agent
+from sessions_app.models import Session
+
+
+class ToolCallBody(serializers.Serializer[None]):
+    input = serializers.DictField(required=False, default=dict, help_text="The tool's arguments.")
+    sessionId = StrictCharField(required=False)
+    continuationToken = StrictCharField(required=False)
+
+
+class ToolCallResult(serializers.Serializer[None]):
+    ok = serializers.BooleanField()
+    toolName = serializers.CharField()
+    callId = serializers.CharField()
+    isError = serializers.BooleanField()
+    result = serializers.JSONField()
+    durationMs = serializers.IntegerField()
+
+
+def _session(request: Request, agent_slug: str, body: dict[str, str]) -> Session | None:
+    if body.get("sessionId"):
+        return owned_session_or_error(request, agent_slug, body["sessionId"])
+    if body.get("continuationToken"):
+        try:
+            session = services.session_for_token(body["continuationToken"])
+        except services.SessionError as error:
+            raise ApiError(error.status, error.code, str(error)) from None
+        return owned_session_or_error(request, agent_slug, session.pk)
+    return None
+
+
+class ToolView(ToolDetailView):
+    """``GET`` describes the tool; ``POST {input, sessionId?, continuationToken?}`` runs it.
+
+    Bound to a session, a write-effect call waits for no turn: while one is active it is
+    409 ``session_busy``; a read-effect call runs beside the turn.
+    """
+
+    @extend_schema(
+        operation_id="agent_tool_call",
+        request=ToolCallBody,
+        responses={200: ToolCallResult, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR},
+    )
+    def post(self, request: Request, agent_slug: str, tool_name: str) -> Response:
+        agent, surface = served_agent(request, agent_slug)
+        entry = surface.tools.get(tool_name)
+        if entry is None:
+            available = ", ".join(sorted(surface.tools)) or "none"
+            raise ApiError(404, "tool_not_found", f"No tool {tool_name!r}. Available: {available}.")
+        tool = entry.value
+        body = ToolCallBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        if tool.execution == "agent":
+            raise ApiError(400, "agent_tool", f"{tool_name} runs in a session workspace; only a turn can call it.")
+        session = _session(request, agent_slug, body.validated_data)
+        busy = session is not None and session.turns.filter(status__in=services.ACTIVE_TURNS).exists()
+        if busy and tool.effect == "write":
+            raise ApiError(409, "session_busy", f"{tool_name} writes, and a turn is running in this session.")
+        arguments = validate_arguments(tool, body.validated_data["input"])
+        if isinstance(arguments, CallResult):
+            raise ApiError(400, "invalid", arguments.output["error"])
+        call_id = new_call_id()
+        started = time.monotonic()
+        if session is not None and session.dry_run and tool.effect == "write":
+            stub = {"stubbed": True, "toolName": tool_name, "args": body.validated_data["input"]}
+            result = CallResult(stub, stubbed=True)
+        else:
+            principal = caller(request).principal
+            info = (
+                SessionInfo(session.pk, agent.slug, session.mode, session.purpose, session.dry_run, session.channel)
+                if session is not None
+                else SessionInfo(id="", agent=agent.slug)
+            )
+            host = host_for(session) if session is not None else host_for_agent(principal.tenant_id, agent)
+            ctx = ToolContext(session=info, host=host, call_id=call_id)
+            result = async_to_sync(run_server_tool)(tool, arguments, ctx)
+        return Response(
+            {
+                "ok": not result.is_error,
+                "toolName": tool_name,
+                "callId": call_id,
+                "isError": result.is_error,
+                "result": result.output,
+                "durationMs": int((time.monotonic() - started) * 1000),
+            }
+        )
