@@ -234,6 +234,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env_int("PLATFORM_SWEEP_SECONDS", 10, minimum=1)),
         "options": {"expires": 10},
     },
+    # Catches up on sessions whose hook dispatch trigger was lost (sessions_app.dispatch).
+    "sweep-dispatch": {
+        "task": "sessions_app.tasks.dispatch_events",
+        "schedule": 10.0,
+        "options": {"expires": 10},
+    },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",
         "schedule": 600.0,
@@ -260,7 +266,15 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        # Hooks', agents' and sessions' lines at INFO+ are also kept in the database for
+        # GET /<slug>/v1/logs (sessions_app.logs); they still propagate to the console.
+        "database": {"class": "sessions_app.logs.DatabaseLogHandler", "level": "INFO"},
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        **{name: {"handlers": ["database"]} for name in ("agent_platform.hooks", "agents", "sessions_app")},
+    },
 }

@@ -24,6 +24,7 @@ from channels.layers import get_channel_layer
 from django.db import connection, transaction
 from django.utils import timezone
 
+from sessions_app.dispatch import request_dispatch
 from sessions_app.events import EventType
 from sessions_app.models import Event, Session
 
@@ -109,6 +110,7 @@ def append_events(session_id: str, events: Sequence[NewEvent]) -> list[Event]:
         ]
         Event.objects.bulk_create(rows)
         transaction.on_commit(partial(_signal_appended, session_id, rows[-1].index))
+        request_dispatch(session_id)  # hooks and channel handlers, after the commit
     return rows
 
 

@@ -26,3 +26,12 @@ def run_turn(turn_id: str) -> None:
 def sweep_turns() -> int:
     """Re-dispatch turns of dead workers and queued turns nobody picked up (beat)."""
     return sweep()
+
+
+@shared_task(name="sessions_app.tasks.dispatch_events")
+def dispatch_events(session_id: str | None = None) -> int:
+    """Hand the session's new events to its channel's and hooks' handlers (idempotent);
+    without a session id, catch up on every session whose dispatch fell behind (beat)."""
+    from sessions_app.dispatch import dispatch_pending, sweep_undispatched
+
+    return dispatch_pending(session_id) if session_id else sweep_undispatched()

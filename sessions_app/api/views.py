@@ -62,7 +62,7 @@ def non_negative_int(request: Request, name: str, default: int, maximum: int | N
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         raise ApiError(400, "invalid", f"{name} must be a non-negative integer, not {raw!r}.")
     value = int(raw)
     return min(value, maximum) if maximum is not None else value

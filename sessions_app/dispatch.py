@@ -1,0 +1,325 @@
+"""Handing a session's recorded events to its channel's ``events`` handlers and its hooks.
+
+Contract (DESIGN.md §5): per session, in index order and one event at a time, each
+event goes to the session channel's handler for it, then to each hook in discovery
+order. A handler that raises is logged (logger ``agent_platform.hooks``, tagged so the
+line shows in ``GET /<slug>/v1/logs``) and skipped. Each event reaches a handler at
+most once, and a restart never replays old events.
+
+How:
+
+- **At most once.** ``Session.dispatched_index`` is the cursor: the last index handed
+  out. A dispatcher claims a small batch by advancing the cursor under the session's
+  row lock and commits *before* calling any handler. A crash after the commit loses
+  the rest of that batch (at most ``BATCH_SIZE`` events); it never delivers an event
+  twice.
+- **In order, one at a time.** Claims alone would let two dispatchers run two batches
+  side by side, so a dispatcher also holds a per-session exclusive lock while its
+  handlers run: a Postgres session-level advisory lock on a connection of its own
+  (a process-local lock on SQLite, whose embedded form is one process). A second
+  dispatcher that finds the lock taken returns at once; the holder keeps claiming
+  until nothing is left, and looks once more after releasing so that no trigger it
+  turned away is lost. The
+  row lock is held only for the claim, never while handlers run, so appenders are
+  not held up and a slow handler holds up only its own session.
+- **Triggers.** ``request_dispatch`` is called after events are appended; it enqueues
+  the ``sessions_app.tasks.dispatch_events`` Celery task, coalescing bursts (see its
+  docstring). ``sweep_undispatched`` (beat) catches sessions whose trigger was lost.
+
+Which handler: for each subscriber (the channel, then each hook) the handler for the
+event's type if there is one, else its ``"*"`` handler; so a subscriber sees each
+event at most once, and one with ``"*"`` sees every event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, Literal
+
+from asgiref.sync import async_to_sync
+from celery.exceptions import SoftTimeLimitExceeded
+from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.models import Exists, F, OuterRef
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnavailable
+
+from agents.discovery import AgentSurface
+from agents.registry import surface_for
+from agents.sdk import HookContext, SessionInfo
+from sessions_app.host import host_for
+from sessions_app.models import Event, Session
+
+logger = logging.getLogger(__name__)
+hooks_logger = logging.getLogger("agent_platform.hooks")
+
+# Events claimed per transaction: the most a crash mid-batch can skip.
+BATCH_SIZE = 16
+# request_dispatch enqueues at most two tasks per session per window (leading and
+# trailing edge). Whole seconds: cache backends such as Redis take integer TTLs.
+DISPATCH_WINDOW_SECONDS = 1
+# The trailing task runs this much after the window closes (clock skew between processes).
+TRAILING_MARGIN_SECONDS = 0.25
+# The sweep leaves alone sessions whose first undispatched event is younger than this:
+# their trigger is most likely still on its way.
+SWEEP_MIN_AGE = timedelta(seconds=5)
+SWEEP_MAX_SESSIONS = 500
+
+Handler = Any  # sdk handlers are plain or async callables taking (ctx, event)
+
+
+@dataclass(frozen=True)
+class Subscriber:
+    """The session's channel or one hook: where its handlers came from, and the handlers."""
+
+    kind: Literal["channel", "hook"]
+    name: str
+    events: Mapping[str, Handler]
+
+    def handler_for(self, event_type: str) -> Handler | None:
+        return self.events.get(event_type) or self.events.get("*")
+
+
+def subscribers(surface: AgentSurface, channel: str) -> list[Subscriber]:
+    """The session channel's ``events`` handlers first, then every hook in discovery order."""
+    found: list[Subscriber] = []
+    entry = surface.channels.get(channel)
+    if entry is not None and entry.value.events:
+        found.append(Subscriber("channel", channel, entry.value.events))
+    found += [Subscriber("hook", name, hook.value.events) for name, hook in surface.hooks.items() if hook.value.events]
+    return found
+
+
+# --- dispatching ------------------------------------------------------------------------------
+
+
+def dispatch_pending(session_id: str) -> int:
+    """Hand every event of the session not yet dispatched to its handlers; returns how
+    many events this call handed out (0 when another dispatcher is at it already).
+
+    Safe to call concurrently and repeatedly; call it outside a transaction (the cursor
+    must commit before handlers run for the at-most-once guarantee to hold).
+
+    Example::
+
+        append_event(session.id, EventType.SESSION_STARTED)
+        dispatch_pending(session.id)  # 1: the channel's and the hooks' handlers have run
+        dispatch_pending(session.id)  # 0: nothing new
+    """
+    session = Session.objects.select_related("agent").filter(pk=session_id).first()
+    if session is None:
+        return 0
+    handed_out = 0
+    while True:
+        with _exclusive(session_id) as acquired:
+            if not acquired:
+                return handed_out
+            targets = subscribers(surface_for(session.agent), session.channel)
+            if not targets:
+                _skip_to_end(session_id)
+                return handed_out
+            context = _context(session)
+            while events := _claim(session_id):
+                for event in events:
+                    _deliver(targets, context, session, event.as_record())
+                handed_out += len(events)
+        # A dispatcher turned away while we held the lock left its events to us.
+        if not _has_undispatched(session_id):
+            return handed_out
+
+
+def _claim(session_id: str) -> list[Event]:
+    """The next batch of undispatched events, with the cursor already advanced past them."""
+    with transaction.atomic():
+        cursor = (
+            Session.objects.select_for_update().filter(pk=session_id).values_list("dispatched_index", flat=True).first()
+        )
+        if cursor is None:
+            return []
+        events = list(Event.objects.filter(session_id=session_id, index__gt=cursor).order_by("index")[:BATCH_SIZE])
+        if events:
+            Session.objects.filter(pk=session_id, dispatched_index=cursor).update(dispatched_index=events[-1].index)
+    return events
+
+
+def _skip_to_end(session_id: str) -> None:
+    """No handler wants the session's events: move the cursor past all of them."""
+    last = F("next_event_index") - 1
+    Session.objects.filter(pk=session_id, dispatched_index__lt=last).update(dispatched_index=last)
+
+
+def _has_undispatched(session_id: str) -> bool:
+    return Session.objects.filter(pk=session_id, dispatched_index__lt=F("next_event_index") - 1).exists()
+
+
+def _context(session: Session) -> HookContext:
+    info = SessionInfo(
+        id=session.pk,
+        agent=session.agent.slug,
+        mode=session.mode,
+        purpose=session.purpose,
+        dry_run=session.dry_run,
+        channel=session.channel,
+    )
+    return HookContext(session=info, agent=session.agent.slug, channel=session.channel, host=host_for(session))
+
+
+def _deliver(targets: list[Subscriber], context: HookContext, session: Session, event: dict[str, Any]) -> None:
+    for target in targets:
+        handler = target.handler_for(event["type"])
+        if handler is None:
+            continue
+        try:
+            # A context of its own: a handler that changes it cannot mislead the next one.
+            _call(handler, replace(context, session=replace(context.session)), event)
+        except SoftTimeLimitExceeded:
+            raise  # the task is out of time: give up (the rest of the claimed batch is skipped)
+        except Exception:  # the contract: a handler that raises is logged and skipped
+            hooks_logger.exception(
+                "%s %r failed on %s #%d of session %s",
+                target.kind,
+                target.name,
+                event["type"],
+                event["index"],
+                session.pk,
+                extra={"agent_slug": session.agent.slug, "session_id": session.pk, "tenant_id": session.tenant_id},
+            )
+
+
+def _call(handler: Handler, context: HookContext, event: dict[str, Any]) -> None:
+    """Run a plain or async handler to completion."""
+    if inspect.iscoroutinefunction(handler):
+        async_to_sync(handler)(context, event)
+        return
+    result = handler(context, event)
+    if inspect.isawaitable(result):
+        async_to_sync(_awaited)(result)
+
+
+async def _awaited(awaitable: Any) -> None:
+    await awaitable
+
+
+# --- one dispatcher per session ------------------------------------------------------------------
+
+_local_holders: set[str] = set()
+_local_holders_lock = threading.Lock()
+
+
+def _lock_key(session_id: str) -> int:
+    """A signed 64-bit advisory-lock key for the session (collisions only delay: see the sweep)."""
+    digest = hashlib.blake2b(f"sessions_app.dispatch:{session_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+@contextmanager
+def _exclusive(session_id: str) -> Iterator[bool]:
+    """Try to become the session's only dispatcher; yields whether we did. Never waits.
+
+    On Postgres the advisory lock lives on a connection of its own: handlers may close
+    the thread's connection (``database_sync_to_async`` closes obsolete ones), which
+    would silently drop a lock held there. Closing the lock's connection releases it.
+    """
+    if connection.vendor != "postgresql":
+        with _local_holders_lock:
+            acquired = session_id not in _local_holders
+            _local_holders.add(session_id)
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                with _local_holders_lock:
+                    _local_holders.discard(session_id)
+        return
+    lock_connection = connections.create_connection(DEFAULT_DB_ALIAS)
+    try:
+        with lock_connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [_lock_key(session_id)])
+            row = cursor.fetchone()
+        yield bool(row and row[0])
+    finally:
+        lock_connection.close()
+
+
+# --- triggers -------------------------------------------------------------------------------------
+
+
+def request_dispatch(session_id: str) -> None:
+    """Ask for the session's new events to be dispatched. Call it from sync code after
+    appending events (from async code: ``await sync_to_async(request_dispatch)(id)``);
+    inside a transaction it waits for the commit. Cheap, and it never raises into the
+    caller: a failure is logged, and the sweep catches up.
+
+    Bursts coalesce: per session and window of ``DISPATCH_WINDOW_SECONDS``, the first
+    call enqueues the task at once (leading edge) and the first call after it enqueues
+    one more, due when the window has closed (trailing edge); other calls do nothing.
+    A call is only skipped while a trailing task is due after it, and that task reads
+    the events this call was about, so coalescing delays (by at most a window), never
+    loses. The marks live in the Django cache: with the default per-process LocMemCache
+    (``CACHES`` is not configured) bursts coalesce within a process, which is where a
+    turn's events come from; a shared cache (Redis) would coalesce across processes.
+    Extra tasks are harmless: ``dispatch_pending`` is idempotent.
+
+    Agents with neither hooks nor channel ``events`` handlers get no task.
+    """
+    transaction.on_commit(lambda: _trigger(session_id), robust=True)
+
+
+def _trigger(session_id: str) -> None:
+    countdown: float
+    if cache.add(f"sessions_app.dispatch:lead:{session_id}", 1, DISPATCH_WINDOW_SECONDS):
+        countdown = 0.0  # now
+    elif cache.add(f"sessions_app.dispatch:trail:{session_id}", 1, DISPATCH_WINDOW_SECONDS):
+        countdown = DISPATCH_WINDOW_SECONDS + TRAILING_MARGIN_SECONDS
+    else:
+        return
+    session = Session.objects.select_related("agent").filter(pk=session_id).first()
+    if session is None or not subscribers(surface_for(session.agent), session.channel):
+        return
+    _enqueue(session_id, countdown)
+
+
+def _enqueue(session_id: str, countdown: float = 0.0) -> None:
+    from sessions_app.tasks import dispatch_events
+
+    try:
+        dispatch_events.apply_async((session_id,), countdown=countdown)
+    except BrokerUnavailable:
+        logger.warning("could not enqueue the dispatch of %s; the sweep will", session_id, exc_info=True)
+
+
+def sweep_undispatched(min_age: timedelta = SWEEP_MIN_AGE, limit: int = SWEEP_MAX_SESSIONS) -> int:
+    """Catch up on sessions whose dispatch fell behind (a lost trigger); returns how many.
+
+    Sessions of agents that subscribe to nothing get their cursor moved to the end (so
+    a hook added later never sees old events); the others get a dispatch task.
+    """
+    first_undispatched = Event.objects.filter(
+        session=OuterRef("pk"), index=OuterRef("dispatched_index") + 1, at__lt=timezone.now() - min_age
+    )
+    lagging = list(
+        Session.objects.filter(dispatched_index__lt=F("next_event_index") - 1)
+        .filter(Exists(first_undispatched))
+        .select_related("agent")[:limit]
+    )
+    wanted: dict[tuple[int, str], bool] = {}
+    idle: list[str] = []
+    for session in lagging:
+        key = (session.agent_id, session.channel)
+        if key not in wanted:
+            wanted[key] = bool(subscribers(surface_for(session.agent), session.channel))
+        if wanted[key]:
+            _enqueue(session.pk)
+        else:
+            idle.append(session.pk)
+    if idle:
+        last = F("next_event_index") - 1
+        Session.objects.filter(pk__in=idle, dispatched_index__lt=last).update(dispatched_index=last)
+    return len(lagging)

@@ -1,0 +1,167 @@
+"""Server log lines in the database (sessions_app.logs) and ``GET /<slug>/v1/logs``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection, transaction
+from rest_framework.test import APIClient
+
+from agents.registry import get_agent
+from agents.tests.trees import INSTRUCTIONS, write_tree
+from sessions_app.logs import DatabaseLogHandler
+from sessions_app.models import LogLine
+
+pytestmark = pytest.mark.django_db
+
+# A child of the "sessions_app" logger, which LOGGING sends to the database handler.
+log = logging.getLogger("sessions_app.tests.logs")
+
+
+@pytest.fixture
+def ledger(tmp_path: Path, settings):
+    """Two shared agents, ``ledger`` and ``other``, in a fresh AGENTS_DIR."""
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": tmp_path}
+    for slug in ("ledger", "other"):
+        write_tree(tmp_path / slug, INSTRUCTIONS)
+    return get_agent("ledger")
+
+
+def messages(response) -> list[str]:
+    return [line["message"] for line in response.json()["lines"]]
+
+
+def test_a_record_is_stored_with_its_tags(alice):
+    log.warning(
+        "quota at %d%%", 90, extra={"tenant_id": alice.tenant_id, "agent_slug": "ledger", "session_id": "ses_1"}
+    )
+    line = LogLine.objects.get()
+    assert (line.level, line.logger, line.message) == ("WARNING", "sessions_app.tests.logs", "quota at 90%")
+    assert (line.tenant_id, line.agent_slug, line.session_id) == (alice.tenant_id, "ledger", "ses_1")
+
+
+def test_the_hooks_and_agents_loggers_are_stored_and_debug_is_not():
+    logging.getLogger("agent_platform.hooks").error("a hook failed")
+    logging.getLogger("agents.registry").info("an agent was discovered")
+    logging.getLogger("agents.registry").debug("too chatty to keep")
+    logging.getLogger("agent_platform.auth").warning("not an agent's business")
+    assert sorted(LogLine.objects.values_list("logger", "message")) == [
+        ("agent_platform.hooks", "a hook failed"),
+        ("agents.registry", "an agent was discovered"),
+    ]
+
+
+def test_a_traceback_is_kept_with_the_message():
+    try:
+        raise ValueError("bad input")
+    except ValueError:
+        log.exception("the tool failed")
+    message = LogLine.objects.get().message
+    assert message.startswith("the tool failed\nTraceback")
+    assert "ValueError: bad input" in message
+
+
+def test_database_and_own_records_are_never_stored():
+    handler = DatabaseLogHandler()
+    for name in ("django.db.backends", "django.db.backends.schema", "sessions_app.logs"):
+        handler.handle(logging.LogRecord(name, logging.ERROR, __file__, 1, "query", None, None))
+    assert not LogLine.objects.exists()
+
+
+def test_a_failed_transaction_is_left_alone_and_the_caller_is_not_disturbed():
+    with transaction.atomic():
+        transaction.set_rollback(True)
+        log.error("inside a transaction that will roll back")
+    assert not LogLine.objects.exists()
+
+
+def unused_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_record_is_dropped_not_raised_while_the_database_is_down():
+    if connection.vendor != "postgresql":
+        pytest.skip("simulated by pointing the Postgres connection at a closed port")
+    original = connection.settings_dict["PORT"]
+    connection.close()
+    connection.settings_dict["PORT"] = unused_port()
+    try:
+        log.error("the database is gone")  # must not raise
+    finally:
+        connection.close()
+        connection.settings_dict["PORT"] = original
+    assert not LogLine.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_record_logged_on_an_event_loop_is_written_by_a_thread():
+    async def handler() -> None:
+        log.warning("from a coroutine", extra={"agent_slug": "ledger"})
+
+    asyncio.run(handler())
+    deadline = time.monotonic() + 10
+    while not LogLine.objects.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert list(LogLine.objects.values_list("message", "agent_slug")) == [("from a coroutine", "ledger")]
+
+
+# --- GET /<slug>/v1/logs ----------------------------------------------------------------------
+
+
+def test_lines_are_read_on_from_the_cursor(ledger, alice, client_for):
+    for n in range(5):
+        log.info("line %d", n, extra={"tenant_id": alice.tenant_id, "agent_slug": "ledger"})
+    client = client_for(alice)
+
+    first = client.get("/ledger/v1/logs?limit=2").json()
+    assert [line["message"] for line in first["lines"]] == ["line 0", "line 1"]
+    assert first["next"] == first["lines"][-1]["id"]
+    line = first["lines"][0]
+    assert set(line) == {"id", "at", "level", "logger", "message", "sessionId"}
+    assert line["level"] == "INFO" and line["logger"] == "sessions_app.tests.logs" and line["sessionId"] is None
+    assert line["at"].endswith("Z")
+
+    rest = client.get(f"/ledger/v1/logs?after={first['next']}").json()
+    assert [line["message"] for line in rest["lines"]] == ["line 2", "line 3", "line 4"]
+    end = client.get(f"/ledger/v1/logs?after={rest['next']}").json()
+    assert end == {"lines": [], "next": rest["next"]}
+
+
+def test_another_tenant_never_sees_this_tenants_lines(ledger, alice, bob, mallory, client_for):
+    acme, umbrella = alice.tenant_id, mallory.tenant_id
+    log.error("acme secret", extra={"tenant_id": acme, "agent_slug": "ledger", "session_id": "ses_a"})
+    log.error("umbrella secret", extra={"tenant_id": umbrella, "agent_slug": "ledger", "session_id": "ses_m"})
+    log.warning("ledger platform line", extra={"agent_slug": "ledger"})
+    log.warning("untenanted session line", extra={"agent_slug": "ledger", "session_id": "ses_x"})
+    log.error("other agent's acme line", extra={"tenant_id": acme, "agent_slug": "other"})
+    log.error("no agent at all", extra={"tenant_id": acme})
+
+    assert messages(client_for(alice).get("/ledger/v1/logs")) == ["acme secret", "ledger platform line"]
+    assert messages(client_for(bob).get("/ledger/v1/logs")) == ["acme secret", "ledger platform line"]
+    assert messages(client_for(mallory).get("/ledger/v1/logs")) == ["umbrella secret", "ledger platform line"]
+    assert messages(client_for(mallory).get("/other/v1/logs")) == []
+
+
+@pytest.mark.parametrize("query", ["after=abc", "after=-1", "after=1.5", "limit=0", "limit=ten"])
+def test_a_bad_cursor_or_limit_is_400(ledger, alice, client_for, query):
+    response = client_for(alice).get(f"/ledger/v1/logs?{query}")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid"
+
+
+def test_an_unknown_agent_is_404(ledger, alice, client_for):
+    response = client_for(alice).get("/nobody/v1/logs")
+    assert response.status_code == 404
+    assert response.json()["error"] == "agent_not_found"
+
+
+def test_logs_need_a_token(ledger):
+    assert APIClient().get("/ledger/v1/logs").status_code == 401
