@@ -123,10 +123,14 @@ def surface_for(agent: Agent) -> AgentSurface:
         if cached is not None:
             cached.loader.unload()
         _surfaces[agent.path] = _Discovered(fingerprint, surface, loader)
+    tags = {"agent_slug": agent.slug, "tenant_id": agent.tenant_id}  # shown by /<slug>/v1/logs
     if surface.errors:
         logger.error(
-            "agent %r is not served: %s", agent.slug, "; ".join(str(diagnostic) for diagnostic in surface.errors)
+            "agent %r is not served: %s",
+            agent.slug,
+            "; ".join(str(diagnostic) for diagnostic in surface.errors),
+            extra=tags,
         )
     for warning in (d for d in surface.all_diagnostics() if not d.is_error):
-        logger.warning("agent %r: %s", agent.slug, warning)
+        logger.warning("agent %r: %s", agent.slug, warning, extra=tags)
     return surface

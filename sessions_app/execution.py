@@ -221,7 +221,15 @@ def execute_turn(turn_id: str) -> None:
             outcome = asyncio.run(_watched(turn.pk, request, body))
             _record(turn, outcome, len(request.history))
     except Exception as failure:
-        logger.exception("turn %s failed inside the platform", turn.pk)
+        logger.exception(
+            "turn %s failed inside the platform",
+            turn.pk,
+            extra={
+                "agent_slug": turn.session.agent.slug,
+                "session_id": turn.session_id,
+                "tenant_id": turn.session.tenant_id,
+            },
+        )
         _fail(turn, f"the platform failed running this turn: {type(failure).__name__}: {failure}")
     settle_session(turn.session_id)
 
