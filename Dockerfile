@@ -34,4 +34,4 @@ EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"]
 
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "agent_platform.asgi:application"]
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "--websocket-max-message-size", "65536", "agent_platform.asgi:application"]

@@ -1,15 +1,28 @@
 """``ws /ws/<slug>/session/:id?startIndex=N``: a session's events over a WebSocket.
 
-The consumer joins the session's group first, then replays from the table, then
-reads the table again on each "appended" signal. Every send comes from the
-table in index order and the next index to send only moves forward, so the seam
-between replay and live neither drops nor repeats an event.
+After the handshake is authorised, one task per connection iterates a
+``SessionFollower`` (see ``sessions_app.streams``: group joined first, replay
+from the table, then live) and sends each event as one text frame. The records
+and their order are exactly those of the NDJSON stream.
+
+Memory stays bounded per connection: the follower holds at most one batch read
+from the table, and a client that cannot keep up is closed with 4008
+``lagging`` (RELIABILITY.md row 7) so it can resume from its last index:
+
+- once the replay has caught up, falling more than ``LAG_LIMIT`` events behind
+  the head of the log (as announced by the log's doorbells), or
+- one send that does not complete within ``SEND_TIMEOUT`` seconds (a server
+  that applies backpressure is telling us the outgoing buffer cannot drain).
+
+The stream is one-way; an inbound frame larger than ``MAX_INBOUND_FRAME`` closes
+the socket with 1009.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -19,16 +32,29 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from agent_platform.auth import authenticate_websocket
 from agents.registry import get_visible_agent, surface_for
 from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
-from sessions_app.eventlog import read_events, session_group
 from sessions_app.events import TERMINAL_SESSION_EVENTS
+from sessions_app.streams import SessionFollower, record_json
 
-# Application close codes (4000 + the HTTP status they mirror).
+logger = logging.getLogger(__name__)
+
+# Application close codes (4000 + the HTTP status they mirror, and 4008 for lag).
+CLOSE_NORMAL = 1000
+CLOSE_MESSAGE_TOO_BIG = 1009
+CLOSE_LAGGING = 4008
 CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_FORBIDDEN = 4403
-CLOSE_NOT_FOUND = 4404
+CLOSE_PAYLOAD_TOO_LARGE = 4413
+CLOSE_SERVER_ERROR = 4500
 CLOSE_AGENT_INVALID = 4503
-REPLAY_BATCH = 500
+CLOSE_NOT_FOUND = 4404
+
+# A client more than this many events behind the head of the log is lagging.
+LAG_LIMIT = 1000
+# A single send taking longer than this (seconds) means the client is not draining.
+SEND_TIMEOUT = 10.0
+# The largest frame a client may send (bytes); the stream is one-way anyway.
+MAX_INBOUND_FRAME = 64 * 1024
 
 
 def _start_index(query_string: bytes) -> int | None:
@@ -58,8 +84,7 @@ def _find_session(scope: dict[str, Any], agent_slug: str, session_id: str) -> in
 
 
 class SessionStreamConsumer(AsyncWebsocketConsumer):
-    session_id: str
-    next_index: int
+    _stream_task: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         kwargs = self.scope["url_route"]["kwargs"]
@@ -73,32 +98,50 @@ class SessionStreamConsumer(AsyncWebsocketConsumer):
         if isinstance(found, int):
             await self.close(found)
             return
-        self.session_id = found
-        self.next_index = start
-        self._send_lock = asyncio.Lock()
-        await self.channel_layer.group_add(session_group(self.session_id), self.channel_name)
-        await self._send_new_events()
+        self._stream_task = asyncio.create_task(self._stream(found, start))
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "session_id"):
-            await self.channel_layer.group_discard(session_group(self.session_id), self.channel_name)
+        task = self._stream_task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """The stream is one-way; anything a client sends is ignored."""
+    async def websocket_receive(self, message: dict[str, Any]) -> None:
+        """The stream is one-way: frames are ignored, but an oversized one closes the socket."""
+        text, data = message.get("text"), message.get("bytes")
+        size = len(data) if data is not None else len(text.encode("utf-8", "surrogatepass")) if text else 0
+        if size > MAX_INBOUND_FRAME:
+            await self._close_too_big()
 
-    async def event_appended(self, message: dict[str, Any]) -> None:
-        if message["index"] >= self.next_index:
-            await self._send_new_events()
+    async def _close_too_big(self) -> None:
+        try:
+            await self.close(CLOSE_MESSAGE_TOO_BIG, "frame too large")
+        except Exception:
+            # Daphne (autobahn) only lets an application close with 1000 or
+            # 3000-4999 (its own --websocket-max-message-size closes with 1009).
+            logger.debug("the server refused close code 1009", exc_info=True)
+            await self.close(CLOSE_PAYLOAD_TOO_LARGE, "frame too large")
 
-    async def _send_new_events(self) -> None:
-        async with self._send_lock:
-            while True:
-                events = await database_sync_to_async(read_events)(self.session_id, self.next_index, REPLAY_BATCH)
-                for event in events:
-                    await self.send(text_data=json.dumps(event.as_record()))
-                    self.next_index = event.index + 1
-                    if event.type in TERMINAL_SESSION_EVENTS:
-                        await self.close(1000)
+    async def _stream(self, session_id: str, start: int) -> None:
+        try:
+            async with SessionFollower(session_id, start) as follower:
+                async for event in follower:
+                    try:
+                        await asyncio.wait_for(self.send(text_data=record_json(event)), SEND_TIMEOUT)
+                    except TimeoutError:
+                        await self.close(CLOSE_LAGGING, "lagging")
                         return
-                if len(events) < REPLAY_BATCH:
-                    return
+                    if event.type in TERMINAL_SESSION_EVENTS:
+                        await self.close(CLOSE_NORMAL)
+                        return
+                    if follower.caught_up and follower.head - event.index > LAG_LIMIT:
+                        logger.info("closing a lagging stream of %s at index %s", session_id, event.index)
+                        await self.close(CLOSE_LAGGING, "lagging")
+                        return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("stream of %s failed", session_id)
+            with contextlib.suppress(Exception):
+                await self.close(CLOSE_SERVER_ERROR, "stream failed")

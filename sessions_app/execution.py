@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from agent_platform.conf import platform_settings
 from agents.config import runtime_settings
+from agents.models import Agent
 from agents.registry import surface_for
 from agents.runtime.conversation import message_from_dict, message_to_dict
 from agents.runtime.prompt import instructions_text
@@ -194,8 +195,39 @@ def _record(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
         Turn.objects.filter(pk=turn.pk).update(**fields)
 
 
+class AgentAtCapacity(Exception):
+    """The agent already runs ``max_running_turns`` turns; this one waits its turn."""
+
+
+def _wait_for_capacity(turn: Turn, cap: int | None) -> None:
+    """Give the claim back when the agent runs ``cap`` turns already.
+
+    Raises:
+        AgentAtCapacity: the turn is queued again (with one ``turn.queued`` event).
+    """
+    if cap is None:
+        return
+    agent_id = turn.session.agent_id
+    with transaction.atomic():
+        # One claimer at a time per agent counts the others, so the cap holds under races.
+        Agent.objects.select_for_update().filter(pk=agent_id).first()
+        others = Turn.objects.filter(session__agent_id=agent_id, status=TurnStatus.RUNNING).exclude(pk=turn.pk).count()
+        if others < cap:
+            return
+        Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+            status=TurnStatus.QUEUED, attempts=F("attempts") - 1, lease_until=None
+        )
+        if not turn.session.events.filter(turn=turn, type=EventType.TURN_QUEUED).exists():
+            append_event(turn.session_id, EventType.TURN_QUEUED, {"runningTurns": others, "cap": cap}, turn.pk)
+    raise AgentAtCapacity(turn.pk)
+
+
 def execute_turn(turn_id: str) -> None:
-    """Run or resume the turn if this worker can claim it (the Celery task's body)."""
+    """Run or resume the turn if this worker can claim it (the Celery task's body).
+
+    Raises:
+        AgentAtCapacity: the agent's ``max_running_turns`` are all taken; retry later.
+    """
     turn = claim_turn(turn_id)
     if turn is None:
         return
@@ -207,8 +239,9 @@ def execute_turn(turn_id: str) -> None:
         _fail(turn, INTERRUPTED)
         settle_session(turn.session_id)
         return
+    surface = surface_for(turn.session.agent)
+    _wait_for_capacity(turn, surface.config.max_running_turns)
     try:
-        surface = surface_for(turn.session.agent)
         if surface.errors:
             _fail(turn, f"agent {turn.session.agent.slug!r} has errors: {surface.errors[0]}")
         else:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from agent_platform.conf import platform_settings
-from sessions_app.execution import execute_turn
+from sessions_app.execution import AgentAtCapacity, execute_turn
 from sessions_app.execution import sweep_turns as sweep
 from sessions_app.maintenance import prune_log_lines as prune
+
+CAPACITY_RETRY_SECONDS = 0.5
 
 
 @shared_task(name="sessions_app.tasks.prune_log_lines")
@@ -16,10 +18,14 @@ def prune_log_lines() -> int:
     return prune(keep=platform_settings.LOG_LINES_KEPT)
 
 
-@shared_task(name="sessions_app.tasks.run_turn", acks_late=True, reject_on_worker_lost=True)
-def run_turn(turn_id: str) -> None:
-    """Run or resume one turn (idempotent: a duplicate delivery claims nothing)."""
-    execute_turn(turn_id)
+@shared_task(name="sessions_app.tasks.run_turn", bind=True, acks_late=True, reject_on_worker_lost=True)
+def run_turn(self: Task, turn_id: str) -> None:
+    """Run or resume one turn (idempotent: a duplicate delivery claims nothing); a turn
+    of an agent at its ``max_running_turns`` tries again shortly."""
+    try:
+        execute_turn(turn_id)
+    except AgentAtCapacity as waiting:
+        raise self.retry(countdown=CAPACITY_RETRY_SECONDS, max_retries=None) from waiting
 
 
 @shared_task(name="sessions_app.tasks.sweep_turns")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions_app.api import tool_views, views
+from sessions_app.api import stream_views, tool_views, views
 from sessions_app.api.ops_views import AgentLogsView
 
 urlpatterns = [
@@ -12,5 +12,6 @@ urlpatterns = [
     path("session/<str:session_id>/stop", views.SessionStopView.as_view(), name="session-stop"),
     path("session/<str:session_id>/approvals/<str:call_id>", views.ApprovalView.as_view(), name="session-approval"),
     path("session/<str:session_id>/events", views.SessionEventsView.as_view(), name="session-events"),
+    path("session/<str:session_id>/stream", stream_views.session_stream, name="session-stream"),
     path("logs", AgentLogsView.as_view(), name="agent-logs"),
 ]

@@ -214,3 +214,17 @@ def test_twenty_concurrent_sessions_are_all_gapless(live):
         events = client.wait_for(session, "session.waiting", timeout=60)
         assert_gapless(events)
         assert_turns_ended_once(events)
+
+
+def test_max_running_turns_queues_the_extra_turn_until_one_finishes(live):
+    client = live(slug="capped")
+    first = client.start('/call wait {"seconds": 1.5}')["sessionId"]
+    client.wait_for(first, "actions.requested")
+    second = client.start("me too")["sessionId"]
+    queued = client.wait_for(second, "turn.queued")
+    assert [e["data"] for e in queued if e["type"] == "turn.queued"] == [{"runningTurns": 1, "cap": 1}]
+    first_events = client.wait_for(first, "session.waiting")
+    second_events = client.wait_for(second, "session.waiting")
+    first_done = next(e["at"] for e in first_events if e["type"] == "turn.completed")
+    second_started = next(e["at"] for e in second_events if e["type"] == "turn.started")
+    assert second_started >= first_done

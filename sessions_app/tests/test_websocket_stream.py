@@ -12,9 +12,11 @@ from channels.testing import WebsocketCommunicator
 from agent_platform.asgi import application
 from agent_platform.tests.factories import issue_token
 from agents.registry import get_agent
+from sessions_app import consumers
 from sessions_app.eventlog import NewEvent, append_event, append_events
 from sessions_app.events import EventType
 from sessions_app.tests.factories import SessionFactory
+from sessions_app.tests.test_ndjson_stream import NdjsonStream, group_members
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -123,4 +125,134 @@ async def test_a_start_index_past_the_end_waits_for_that_event(alice):
     [record] = await receive_records(communicator, 1)
     assert record["index"] == 2
     await asyncio.sleep(0)
+    await communicator.disconnect()
+
+
+# --- Same records as NDJSON; lag; inbound frames --------------------------------------------------
+
+
+async def receive_until_close(communicator: WebsocketCommunicator) -> tuple[list[dict], dict]:
+    """Every record up to the close frame, and the close frame."""
+    records = []
+    while True:
+        message = await communicator.receive_output(timeout=5)
+        if message["type"] == "websocket.close":
+            return records, message
+        records.append(json.loads(message["text"]))
+
+
+@pytest.mark.parametrize("start", [0, 2])
+async def test_the_websocket_stream_equals_the_ndjson_stream(alice, start):
+    session = await session_with_events(alice, 4)
+    token = await token_for(alice)
+    ndjson = await NdjsonStream(session.id, token, start=start).open()
+    socket = connect(session.id, token, start=str(start))
+    assert (await socket.connect())[0]
+    await database_sync_to_async(append_events)(
+        session.id,
+        [
+            NewEvent(EventType.TURN_STARTED),
+            NewEvent(EventType.MESSAGE_APPENDED, {"text": "héllo \u2603"}),
+            NewEvent(EventType.ACTIONS_REQUESTED, {"calls": [{"callId": "c1", "toolName": "t", "args": {"n": 1}}]}),
+        ],
+    )
+    await database_sync_to_async(append_event)(session.id, EventType.SESSION_WAITING)
+    await database_sync_to_async(append_event)(session.id, EventType.SESSION_COMPLETED)
+    over_http = await ndjson.rest()
+    over_socket, closed = await receive_until_close(socket)
+    assert closed["code"] == 1000
+    assert over_socket == over_http
+    assert [r["index"] for r in over_http] == list(range(start, 9))
+    assert over_http[-1]["type"] == "session.completed"
+
+
+async def test_a_client_too_far_behind_the_log_is_closed_with_4008_and_resumes(alice, monkeypatch):
+    monkeypatch.setattr(consumers, "LAG_LIMIT", 5)
+    session = await session_with_events(alice, 1)
+    other = await session_with_events(alice, 0)
+    token = await token_for(alice)
+    slow = connect(session.id, token)
+    bystander = connect(other.id, token)
+    assert (await slow.connect())[0] and (await bystander.connect())[0]
+    await receive_records(slow, 1)  # caught up with the log
+
+    await database_sync_to_async(append_events)(
+        session.id, [NewEvent(EventType.MESSAGE_APPENDED, {"text": str(n)}) for n in range(20)]
+    )
+    received, closed = await receive_until_close(slow)
+    assert (closed["code"], closed.get("reason")) == (4008, "lagging")
+    assert len(received) < 20
+    assert [r["index"] for r in received] == list(range(1, 1 + len(received)))
+
+    # Other sockets are unaffected.
+    await database_sync_to_async(append_event)(other.id, EventType.MESSAGE_APPENDED, {"text": "still here"})
+    assert (await receive_records(bystander, 1))[0]["data"]["text"] == "still here"
+    await bystander.disconnect()
+
+    # The client resumes from the index after its last record: a replay is never "lagging".
+    last = received[-1]["index"] if received else 0
+    resumed = connect(session.id, token, start=str(last + 1))
+    assert (await resumed.connect())[0]
+    rest = await receive_records(resumed, 20 - last)
+    assert [r["index"] for r in rest] == list(range(last + 1, 21))
+    assert await resumed.receive_nothing(timeout=0.2)
+    await resumed.disconnect()
+
+
+async def test_a_send_that_cannot_drain_closes_with_4008(alice, monkeypatch):
+    monkeypatch.setattr(consumers, "SEND_TIMEOUT", 0.05)
+
+    async def stuck_send(self, text_data=None, bytes_data=None, close=False):
+        await asyncio.sleep(5)
+
+    monkeypatch.setattr(consumers.SessionStreamConsumer, "send", stuck_send)
+    session = await session_with_events(alice, 1)
+    communicator = connect(session.id, await token_for(alice))
+    assert (await communicator.connect())[0]
+    closed = await communicator.receive_output(timeout=5)
+    assert (closed["type"], closed["code"], closed.get("reason")) == ("websocket.close", 4008, "lagging")
+
+
+@pytest.mark.parametrize("frame", ["text", "bytes"])
+async def test_an_oversized_inbound_frame_closes_with_1009(alice, frame):
+    session = await session_with_events(alice, 1)
+    communicator = connect(session.id, await token_for(alice))
+    assert (await communicator.connect())[0]
+    await receive_records(communicator, 1)
+    await communicator.send_to(text_data="small frames are ignored")
+    assert await communicator.receive_nothing(timeout=0.2)
+    big = "x" * (consumers.MAX_INBOUND_FRAME + 1)
+    await (communicator.send_to(text_data=big) if frame == "text" else communicator.send_to(bytes_data=big.encode()))
+    closed = await communicator.receive_output(timeout=5)
+    assert (closed["type"], closed["code"]) == ("websocket.close", 1009)
+    await communicator.disconnect()
+
+
+async def test_a_closed_socket_leaves_the_sessions_group(alice):
+    session = await session_with_events(alice, 1)
+    communicator = connect(session.id, await token_for(alice))
+    assert (await communicator.connect())[0]
+    await receive_records(communicator, 1)
+    assert len(group_members(session.id)) == 1
+    await communicator.disconnect()
+    assert group_members(session.id) == set()
+
+
+async def test_where_the_server_refuses_1009_an_oversized_frame_closes_with_4413(alice, monkeypatch):
+    """Daphne (autobahn) lets an application close only with 1000 or 3000-4999."""
+    real_close = consumers.SessionStreamConsumer.close
+
+    async def daphne_close(self, code=None, reason=None):
+        if code is not None and code != 1000 and not 3000 <= code <= 4999:
+            raise ValueError(f"invalid close code {code}")
+        await real_close(self, code, reason)
+
+    monkeypatch.setattr(consumers.SessionStreamConsumer, "close", daphne_close)
+    session = await session_with_events(alice, 1)
+    communicator = connect(session.id, await token_for(alice))
+    assert (await communicator.connect())[0]
+    await receive_records(communicator, 1)
+    await communicator.send_to(text_data="x" * (consumers.MAX_INBOUND_FRAME + 1))
+    closed = await communicator.receive_output(timeout=5)
+    assert (closed["type"], closed["code"]) == ("websocket.close", 4413)
     await communicator.disconnect()

@@ -174,6 +174,7 @@ class Command(BaseCommand):
 
         from agent_platform.asgi import application
         from agent_platform.celery import app
+        from sessions_app.consumers import MAX_INBOUND_FRAME as MAX_WEBSOCKET_FRAME
 
         services = None
         if platform_settings.EMBEDDED_WORKER:
@@ -189,6 +190,8 @@ class Command(BaseCommand):
                 application=application,
                 endpoints=build_endpoint_description_strings(host=host, port=port),
                 action_logger=None,
+                # Oversized inbound WebSocket frames are refused by daphne itself (close 1009).
+                websocket_max_message_size=MAX_WEBSOCKET_FRAME,
             ).run()
         finally:
             if services is not None:

@@ -1,0 +1,3 @@
+from agents.sdk import define_agent
+
+agent = define_agent(max_running_turns=1, description="One turn at a time across all sessions.")
