@@ -53,8 +53,8 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from agents.discovery import AgentSurface
 from agents.registry import surface_for
-from agents.sdk import HookContext, SessionInfo
-from sessions_app.host import host_for
+from agents.sdk import HookContext
+from sessions_app.host import host_for, session_info
 from sessions_app.models import Event, Session
 
 logger = logging.getLogger(__name__)
@@ -160,15 +160,9 @@ def _has_undispatched(session_id: str) -> bool:
 
 
 def _context(session: Session) -> HookContext:
-    info = SessionInfo(
-        id=session.pk,
-        agent=session.agent.slug,
-        mode=session.mode,
-        purpose=session.purpose,
-        dry_run=session.dry_run,
-        channel=session.channel,
+    return HookContext(
+        session=session_info(session), agent=session.agent.slug, channel=session.channel, host=host_for(session)
     )
-    return HookContext(session=info, agent=session.agent.slug, channel=session.channel, host=host_for(session))
 
 
 def _deliver(targets: list[Subscriber], context: HookContext, session: Session, event: dict[str, Any]) -> None:

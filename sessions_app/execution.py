@@ -37,10 +37,10 @@ from agents.runtime.turn import (
     run_turn,
 )
 from agents.runtime.workspace import prepare_workspace
-from agents.sdk import SessionInfo, ToolContext
+from agents.sdk import ToolContext
 from sessions_app.eventlog import NewEvent, append_event, append_events
 from sessions_app.events import EventType
-from sessions_app.host import DatabaseFileStore, host_for
+from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.models import Approval, ApprovalStatus, Session, Turn, TurnStatus
 from sessions_app.services import INTERRUPTED, args_digest, settle_session
 
@@ -90,14 +90,7 @@ def _workspace(session: Session) -> Path:
 
 def _request(turn: Turn, surface: Any) -> TurnRequest:
     session = turn.session
-    info = SessionInfo(
-        id=session.pk,
-        agent=session.agent.slug,
-        mode=session.mode,
-        purpose=session.purpose,
-        dry_run=session.dry_run,
-        channel=session.channel,
-    )
+    info = session_info(session)
     stores = {
         "session": DatabaseFileStore(session.tenant_id, session.agent_id, session.pk),
         "deployment": DatabaseFileStore(session.tenant_id, session.agent_id, None),

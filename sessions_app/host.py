@@ -23,6 +23,7 @@ from opentelemetry import metrics
 from agents.models import Agent
 from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
+from agents.sdk import SessionInfo
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
 
 
@@ -172,6 +173,18 @@ class PlatformHost:
     otel: HostOtel
     mcp: Any = None
     reminders: Any = None
+
+
+def session_info(session: Session) -> SessionInfo:
+    """What authored code (tools, hooks, commits) is told about its session."""
+    return SessionInfo(
+        id=session.pk,
+        agent=session.agent.slug,
+        mode=session.mode,
+        purpose=session.purpose,
+        dry_run=session.dry_run,
+        channel=session.channel,
+    )
 
 
 def host_for(session: Session) -> PlatformHost:

@@ -19,7 +19,7 @@ from agents.sdk import SessionInfo, ToolContext
 from sessions_app import services
 from sessions_app.api.serializers import StrictCharField
 from sessions_app.api.views import ERROR, owned_session_or_error
-from sessions_app.host import host_for, host_for_agent
+from sessions_app.host import host_for, host_for_agent, session_info
 from sessions_app.models import Session
 
 
@@ -87,11 +87,7 @@ class ToolView(ToolDetailView):
             result = CallResult(stub, stubbed=True)
         else:
             principal = caller(request).principal
-            info = (
-                SessionInfo(session.pk, agent.slug, session.mode, session.purpose, session.dry_run, session.channel)
-                if session is not None
-                else SessionInfo(id="", agent=agent.slug)
-            )
+            info = session_info(session) if session is not None else SessionInfo(id="", agent=agent.slug)
             host = host_for(session) if session is not None else host_for_agent(principal.tenant_id, agent)
             ctx = ToolContext(session=info, host=host, call_id=call_id)
             result = async_to_sync(run_server_tool)(tool, arguments, ctx)
