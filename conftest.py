@@ -74,8 +74,6 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
 
     if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
         pytest.skip("a live worker needs DATABASE_URL (Postgres) and REDIS_URL")
-    from agent_platform.celery import app
-
     db = connection.settings_dict
     queue = f"test-{uuid.uuid4().hex[:8]}"
     env = {
@@ -110,10 +108,8 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    previous = app.conf.task_default_queue
-    app.conf.task_default_queue = queue
+    worker.queue = queue  # type: ignore[attr-defined]
     yield worker
-    app.conf.task_default_queue = previous
     os.killpg(worker.pid, signal.SIGTERM)
     try:
         worker.wait(timeout=30)
@@ -122,14 +118,42 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
     log.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _unconsumed_task_queue():
+    """Tasks sent by tests that run no worker go to a queue nobody reads, emptied at the end,
+    so they never reach the live worker while another test's database is being flushed."""
+    import uuid
+
+    from agent_platform.celery import app
+
+    queue, previous = f"unconsumed-{uuid.uuid4().hex[:8]}", app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    yield
+    app.conf.task_default_queue = previous
+    if app.conf.broker_url.startswith("redis"):
+        with app.connection_for_write() as connection:
+            connection.default_channel.queue_purge(queue)
+
+
 @pytest.fixture
 def live(celery_worker_process, live_agents_dir, settings, transactional_db, client_for, alice):
     """``live(principal, slug)`` -> a LiveClient whose turns run on the worker."""
+    import time
+
+    from agent_platform.celery import app
+    from sessions_app.models import Turn, TurnStatus
     from sessions_app.tests.live import LiveClient
 
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
+    previous, app.conf.task_default_queue = app.conf.task_default_queue, celery_worker_process.queue
 
     def make(principal=None, slug: str = "lab") -> LiveClient:
         return LiveClient(client_for(principal or alice), slug)
 
-    return make
+    yield make
+    app.conf.task_default_queue = previous
+    # Let the worker finish what this test started before the database is flushed.
+    deadline = time.monotonic() + 15
+    while Turn.objects.filter(status=TurnStatus.RUNNING).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)

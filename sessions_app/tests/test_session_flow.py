@@ -218,7 +218,7 @@ def test_twenty_concurrent_sessions_are_all_gapless(live):
 
 def test_max_running_turns_queues_the_extra_turn_until_one_finishes(live):
     client = live(slug="capped")
-    first = client.start('/call wait {"seconds": 1.5}')["sessionId"]
+    first = client.start('/call wait {"seconds": 3}')["sessionId"]
     client.wait_for(first, "actions.requested")
     second = client.start("me too")["sessionId"]
     queued = client.wait_for(second, "turn.queued")
