@@ -18,14 +18,18 @@ def prune_log_lines() -> int:
     return prune(keep=platform_settings.LOG_LINES_KEPT)
 
 
-@shared_task(name="sessions_app.tasks.run_turn", bind=True, acks_late=True, reject_on_worker_lost=True)
+# max_retries=None: a turn waiting for its agent's capacity waits as long as it takes
+# (Celery reads None given to retry() as "the default of 3").
+@shared_task(
+    name="sessions_app.tasks.run_turn", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None
+)
 def run_turn(self: Task, turn_id: str) -> None:
     """Run or resume one turn (idempotent: a duplicate delivery claims nothing); a turn
     of an agent at its ``max_running_turns`` tries again shortly."""
     try:
         execute_turn(turn_id)
     except AgentAtCapacity as waiting:
-        raise self.retry(countdown=CAPACITY_RETRY_SECONDS, max_retries=None) from waiting
+        raise self.retry(countdown=CAPACITY_RETRY_SECONDS) from waiting
 
 
 @shared_task(name="sessions_app.tasks.sweep_turns")
