@@ -177,6 +177,10 @@ PLATFORM = {
     # ran out (its worker died) is taken up again by the sweeper.
     "TURN_LEASE_SECONDS": env_int("PLATFORM_TURN_LEASE_SECONDS", 30, minimum=3),
     "TURN_MAX_ATTEMPTS": env_int("PLATFORM_TURN_MAX_ATTEMPTS", 3, minimum=1),
+    # How often an open stream reads the table when no "new event" signal arrives. The
+    # in-memory channel layer cannot carry the worker threads' signals to the server's
+    # event loop, so the embedded form relies on this.
+    "STREAM_POLL_SECONDS": 1.0 if REDIS_URL else 0.05,
 }
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------
@@ -203,9 +207,13 @@ TURN_TIME_LIMIT = env_int("PLATFORM_TURN_TIME_LIMIT", 900, minimum=5)
 CELERY_BROKER_URL = redis_url_for_db(REDIS_URL, 0) if REDIS_URL else "memory://localhost/"
 # Longer than the longest allowed turn, so Redis never hands a running turn's
 # message to a second worker.
-CELERY_BROKER_TRANSPORT_OPTIONS = {
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, float] = {
     "visibility_timeout": env_int("PLATFORM_VISIBILITY_TIMEOUT", 4 * TURN_TIME_LIMIT, minimum=10),
 }
+if not REDIS_URL:
+    # The in-memory broker is polled; its default of once a second would delay every turn.
+    # (For Redis this option is the BRPOP timeout instead, so it stays unset there.)
+    CELERY_BROKER_TRANSPORT_OPTIONS["polling_interval"] = 0.01
 # One deployment's (or one test run's) tasks stay in their own queue.
 CELERY_TASK_DEFAULT_QUEUE = env_str("PLATFORM_TASK_QUEUE", "celery")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -37,6 +37,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import InterfaceError, OperationalError, close_old_connections
 
+from agent_platform.conf import platform_settings
 from sessions_app.eventlog import read_events, session_group
 from sessions_app.events import TERMINAL_SESSION_EVENTS
 from sessions_app.models import Event
@@ -47,8 +48,6 @@ R = TypeVar("R")
 
 # Events read from the table at a time: the most a follower holds in memory.
 READ_BATCH = 500
-# Seconds between reads of the table when no doorbell rings.
-POLL_INTERVAL = 1.0
 DOORBELL = "event.appended"
 # Seconds to wait for the doorbell listener to stop when the follower closes.
 CLOSE_TIMEOUT = 2.0
@@ -129,7 +128,8 @@ class SessionFollower:
         self.head = start_index - 1
         self.caught_up = False
         self.batch = batch if batch is not None else READ_BATCH
-        self.poll_interval = poll_interval if poll_interval is not None else POLL_INTERVAL
+        # Seconds between reads of the table when no doorbell rings.
+        self.poll_interval = poll_interval if poll_interval is not None else platform_settings.STREAM_POLL_SECONDS
         self._wake = asyncio.Event()
         self._layer: Any = None
         self._channel: str | None = None

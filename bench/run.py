@@ -1,0 +1,726 @@
+"""The benchmark suite: starts the platform on loopback, measures it, prints one table.
+
+    .venv/bin/python bench/run.py [--quick] [--json OUT] [--compare OLD.json]
+
+The distributed form (a fresh Postgres database, Redis, one daphne, one Celery
+worker with 8 threads, the ``weather`` example agent and the ``test`` model) is
+started by this script and stopped again whatever happens; then the embedded form
+(``manage.py agent serve``, SQLite, worker threads in the server) for its turn
+overhead. Every figure is taken from outside, over HTTP, the way a client sees it.
+Targets are those of issue 7. ``bench/README.md`` says what each row means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import (
+    PYTHON,
+    ROOT,
+    TIMEOUT,
+    Api,
+    BenchError,
+    Process,
+    Processes,
+    Received,
+    Stream,
+    cpu_seconds,
+    create_database,
+    database_exists,
+    drop_database,
+    free_port,
+    manage,
+    open_idle_stream,
+    rss_kb,
+    wait_healthy,
+)
+
+AGENT = "weather"
+# The weather example caps itself at max_running_turns=4: many clients at once would
+# measure that cap (a turn over it is put back and retried 0.5 s later), not the
+# platform. The throughput benchmark uses a copy without the cap; the rest, the example.
+UNCAPPED = "weather-nocap"
+# The `test` model's `/stream N` yields the deltas "t0 ", "t1 ", ...; coalescing
+# merges them into fewer message.appended events, so deltas are counted as tokens.
+DELTA_TOKEN = re.compile(r"t\d+ ")
+STREAM_DELTAS = 10_000
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass
+class Row:
+    """One line of the table. ``limit`` and ``better`` make it a target; without them it is context."""
+
+    measure: str
+    value: float | None
+    unit: str
+    limit: float | None = None
+    better: str = ""  # "lower" (value <= limit) or "higher" (value >= limit)
+
+    @property
+    def target(self) -> str:
+        if self.limit is None:
+            return ""
+        return f"{'≤' if self.better == 'lower' else '≥'} {self.limit:,g}"
+
+    @property
+    def met(self) -> bool | None:
+        if self.limit is None or self.value is None:
+            return None
+        return self.value <= self.limit if self.better == "lower" else self.value >= self.limit
+
+
+@dataclass
+class Sizes:
+    """How much each benchmark does; ``--quick`` is a smoke run of the same code."""
+
+    turns: int = 200
+    follow_ups: int = 500
+    throughput_seconds: float = 10.0
+    clients: tuple[int, ...] = (16, 64)
+    idle_streams: int = 500
+    embedded_turns: int = 30
+    append_events: int = 40_000
+    warm_up: int = 5
+
+
+QUICK = Sizes(turns=30, follow_ups=100, throughput_seconds=3.0, clients=(16,), idle_streams=100, append_events=10_000)
+
+
+def _number(value: float) -> str:
+    if value == 0 or abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def percentile(samples: list[float], p: float) -> float:
+    """Nearest-rank percentile: a value that was actually observed."""
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def ms(seconds: float) -> float:
+    return seconds * 1000
+
+
+def print_table(rows: list[Row]) -> None:
+    width = max([len("measure"), *(len(row.measure) for row in rows)])
+    print(f"{'measure':<{width}}  {'value':>10}  {'unit':<9}  {'target':<9}  result")
+    print(f"{'-' * width}  {'-' * 10}  {'-' * 9}  {'-' * 9}  ------")
+    for row in rows:
+        value = "n/a" if row.value is None else _number(row.value)
+        result = {True: "met", False: "MISSED", None: ""}[row.met]
+        print(f"{row.measure:<{width}}  {value:>10}  {row.unit:<9}  {row.target:<9}  {result}".rstrip())
+
+
+def print_comparison(rows: list[Row], old_path: Path) -> None:
+    old = {row["measure"]: row for row in json.loads(old_path.read_text())["rows"]}
+    width = max([len("measure"), *(len(row.measure) for row in rows)])
+    print(f"\ncompared with {old_path}  (ratio = new / old)")
+    print(f"{'measure':<{width}}  {'old':>10}  {'new':>10}  {'ratio':>6}")
+    for row in rows:
+        before = old.get(row.measure, {}).get("value")
+        if before is None or row.value is None:
+            ratio = "n/a"
+        else:
+            ratio = f"{row.value / before:.2f}" if before else "n/a"
+        shown_old = "-" if before is None else _number(before)
+        shown_new = "n/a" if row.value is None else _number(row.value)
+        print(f"{row.measure:<{width}}  {shown_old:>10}  {shown_new:>10}  {ratio:>6}")
+
+
+# ---------------------------------------------------------------- one turn, timed
+
+
+def sessions(agent: str) -> str:
+    return f"/{agent}/v1/session"
+
+
+@dataclass
+class TurnTiming:
+    """Where one turn's time went, in seconds. Server times are the events' ``at``
+    (same machine, same clock as the client's ``time.time()``)."""
+
+    total: float  # POST sent -> turn.completed read on the stream
+    post: float  # POST sent -> 201 read
+    open: float  # stream GET sent -> 200 headers read
+    to_started: float  # POST sent -> turn.started recorded (web + broker + worker pick-up)
+    run: float  # turn.started -> turn.completed recorded (the worker running the turn)
+    deliver: float  # turn.completed recorded -> read by the client (doorbell + read + send)
+
+
+def timed_turn(api: Api, message: str, settle: bool = False, agent: str = AGENT) -> tuple[TurnTiming, str]:
+    """Start a session with ``message``, follow its stream from index 0 until the turn
+    completes (and, with ``settle``, until the session is waiting again, untimed)."""
+    sent = time.time()
+    created = api.expect(201, "POST", sessions(agent), {"message": message})
+    answered = time.time()
+    session_id, turn_id = created["sessionId"], created["turnId"]
+    stream = api.stream(f"{sessions(agent)}/{session_id}/stream?startIndex=0")
+    opened = time.time()
+    try:
+        seen = stream.until(lambda r: r.type == "turn.completed" and r.turn_id == turn_id)
+        if settle:
+            seen += stream.until(lambda r: r.type == "session.waiting")
+    finally:
+        stream.close()
+    started = next(r for r in seen if r.type == "turn.started" and r.turn_id == turn_id)
+    completed = next(r for r in seen if r.type == "turn.completed" and r.turn_id == turn_id)
+    timing = TurnTiming(
+        total=completed.at_client - sent,
+        post=answered - sent,
+        open=opened - answered,
+        to_started=started.at_server - sent,
+        run=completed.at_server - started.at_server,
+        deliver=completed.at_client - completed.at_server,
+    )
+    return timing, session_id
+
+
+def breakdown_rows(label: str, timings: list[TurnTiming]) -> list[Row]:
+    """Medians of each part of a turn: the profile-free answer to "where does the time go"."""
+    parts = [
+        ("POST -> 201", "post"),
+        ("stream GET -> headers", "open"),
+        ("POST -> turn.started recorded", "to_started"),
+        ("turn.started -> turn.completed recorded", "run"),
+        ("turn.completed recorded -> read", "deliver"),
+    ]
+    return [
+        Row(f"{label}: {name} p50", statistics.median(ms(getattr(t, key)) for t in timings), "ms")
+        for name, key in parts
+    ]
+
+
+# ---------------------------------------------------------------- the distributed form
+
+
+@dataclass
+class Stack:
+    port: int
+    token: str | None
+    web: Process
+    worker: Process
+    database_url: str
+    # Stream paths of sessions left idle (waiting) by earlier benchmarks, for the idle-stream one.
+    idle_streams: list[str] = field(default_factory=list)
+
+    def api(self) -> Api:
+        return Api(self.port, self.token)
+
+    def left_idle(self, session_id: str, agent: str = AGENT) -> None:
+        self.idle_streams.append(f"{sessions(agent)}/{session_id}/stream?startIndex=0")
+
+
+def base_env() -> dict[str, str]:
+    """A clean environment: nothing from the caller's shell (AGENTS_DIR, a model, ...) leaks in."""
+    return {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
+
+
+def agents_dir(work: Path) -> Path:
+    """An AGENTS_DIR holding the weather example as it is, and a copy of it without its cap."""
+    folder = work / "agents"
+    folder.mkdir()
+    example = ROOT / "examples" / AGENT
+    (folder / AGENT).symlink_to(example)
+    copy = folder / UNCAPPED
+    shutil.copytree(example, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    definition = copy / "agent" / "agent.py"
+    text = re.sub(r",\s*max_running_turns\s*=\s*\d+", "", definition.read_text())
+    if "max_running_turns" in text:
+        raise BenchError(f"could not take max_running_turns out of {definition}")
+    definition.write_text(text)
+    return folder
+
+
+def start_distributed(processes: Processes, work: Path, database: str) -> Stack:
+    """A fresh database, migrated; a tenant and token; one daphne and one Celery worker."""
+    database_url = f"postgres://postgres@127.0.0.1:5432/{database}"
+    queue = f"bench-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
+    env = {
+        **base_env(),
+        "DATABASE_URL": database_url,
+        "REDIS_URL": "redis://127.0.0.1:6379",
+        "SECRET_KEY": "bench-only-not-secret",
+        "PLATFORM_DEV": "0",
+        "PLATFORM_TASK_QUEUE": queue,
+        "PLATFORM_VAR_DIR": str(work / "var"),
+        "AGENTS_DIR": str(agents_dir(work)),
+        "LOG_LEVEL": "WARNING",
+        "DB_CONN_MAX_AGE": "60",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    }
+    create_database(database)
+    manage(["migrate", "--noinput"], env, timeout=300)
+    manage(["tenant", "create", "bench-run"], env)
+    token = manage(["token", "create", "bench-run", "bench"], env).strip().splitlines()[-1].strip()
+    port = free_port()
+    daphne = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "agent_platform.asgi:application"]
+    web = processes.start("daphne", daphne, env)
+    worker = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--pool=threads", "--concurrency=8"]
+    worker += ["-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"]
+    celery = processes.start("celery", worker, env)
+    wait_healthy(port, web)
+    return Stack(port, token, web, celery, database_url)
+
+
+def warm_up(stack: Stack, turns: int) -> list[Row]:
+    """A few turns of each agent first: the worker discovers an agent and opens its
+    connections on its first turn, which is start-up cost, not turn overhead."""
+    api = stack.api()
+    try:
+        for agent in (AGENT, UNCAPPED):
+            for _ in range(turns):
+                timed_turn(api, "hello", settle=True, agent=agent)
+    finally:
+        api.close()
+    return []
+
+
+def bench_reference(stack: Stack) -> list[Row]:
+    """Plain requests on one keep-alive connection, to set the turn figures against:
+    ``/healthz`` (no auth, one database query) and ``/api/v1/me`` (token auth, DRF)."""
+    api = stack.api()
+    rows = []
+    try:
+        for path in ("/healthz", "/api/v1/me"):
+            samples = []
+            for _ in range(200):
+                sent = time.time()
+                api.expect(200, "GET", path)
+                samples.append(ms(time.time() - sent))
+            rows.append(Row(f"reference: GET {path} p50", statistics.median(samples), "ms"))
+    finally:
+        api.close()
+    return rows
+
+
+def bench_turn_overhead(stack: Stack, sizes: Sizes) -> list[Row]:
+    """New sessions one after another: POST /v1/session to turn.completed on its stream."""
+    api = stack.api()
+    timings = []
+    # CPU time the two servers spend per turn (its requests, the task, the events):
+    # with 2 cores, 2 s / (their sum) bounds turns/s whatever the concurrency.
+    cpu_before = cpu_seconds(stack.web.pid), cpu_seconds(stack.worker.pid)
+    try:
+        for _ in range(sizes.turns):
+            timing, session_id = timed_turn(api, "hello", settle=True)
+            timings.append(timing)
+            stack.left_idle(session_id)
+    finally:
+        api.close()
+    web_cpu = (cpu_seconds(stack.web.pid) - cpu_before[0]) / len(timings)
+    worker_cpu = (cpu_seconds(stack.worker.pid) - cpu_before[1]) / len(timings)
+    totals = [ms(t.total) for t in timings]
+    return [
+        Row("turn overhead p50", statistics.median(totals), "ms", 15, "lower"),
+        Row("turn overhead p95", percentile(totals, 95), "ms"),
+        Row("turn overhead p99", percentile(totals, 99), "ms", 50, "lower"),
+        *breakdown_rows("turn", timings),
+        Row("turn: daphne CPU per turn", ms(web_cpu), "ms"),
+        Row("turn: celery worker CPU per turn", ms(worker_cpu), "ms"),
+    ]
+
+
+class Follower(threading.Thread):
+    """Reads one session's stream for the whole benchmark, noting when each turn's end was read."""
+
+    def __init__(self, stream: Stream) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.ended: dict[str, Received] = {}
+        self.waiting = 0  # session.waiting events read so far
+        self.error: BaseException | None = None
+        self.changed = threading.Condition()
+
+    def run(self) -> None:
+        try:
+            for received in self.stream:
+                with self.changed:
+                    if received.type in ("turn.completed", "turn.failed") and received.turn_id:
+                        self.ended[received.turn_id] = received
+                    elif received.type == "session.waiting":
+                        self.waiting += 1
+                    self.changed.notify_all()
+        except Exception as error:  # noqa: BLE001 - the socket closed at the end, or a real failure: kept
+            self.error = error
+        finally:
+            with self.changed:
+                self.changed.notify_all()
+
+    def wait(self, ready: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+        with self.changed:
+            if not self.changed.wait_for(lambda: ready() or not self.is_alive(), timeout):
+                raise BenchError(f"follow-up: no {what} within {timeout} s")
+            if not ready():
+                raise BenchError(f"follow-up: the stream ended before {what}: {self.error!r}")
+
+
+def bench_follow_up(stack: Stack, sizes: Sizes) -> list[Row]:
+    """One session, N turns: POST a follow-up (admission enqueue) to its turn.completed,
+    read on a stream held open since the session started."""
+    path = sessions(AGENT)
+    api = stack.api()
+    created = api.expect(201, "POST", path, {"message": "hello"})
+    session_id = created["sessionId"]
+    follower = Follower(api.stream(f"{path}/{session_id}/stream?startIndex=0"))
+    follower.start()
+    totals: list[float] = []
+    try:
+        follower.wait(lambda: created["turnId"] in follower.ended and follower.waiting >= 1, "end of turn 1")
+        for turn in range(2, sizes.follow_ups + 1):
+            sent = time.time()
+            accepted = api.expect(202, "POST", f"{path}/{session_id}", {"message": "hello", "admission": "enqueue"})
+            turn_id = accepted["turnId"]
+            follower.wait(lambda: turn_id in follower.ended, f"end of turn {turn}")  # noqa: B023 - called at once
+            ended = follower.ended[turn_id]
+            if ended.type != "turn.completed":
+                raise BenchError(f"follow-up turn {turn}: {ended.event}")
+            totals.append(ms(ended.at_client - sent))
+            # Untimed: let the session settle to waiting, so each follow-up meets an idle session.
+            follower.wait(lambda: follower.waiting >= turn, f"session.waiting after turn {turn}")  # noqa: B023
+    finally:
+        follower.stream.close()
+        api.close()
+    follower.join(timeout=5)
+    stack.left_idle(session_id)
+    last = sizes.follow_ups
+    first_ten, last_ten = statistics.median(totals[:10]), statistics.median(totals[-10:])
+    return [
+        Row("follow-up overhead p50", statistics.median(totals), "ms", 12, "lower"),
+        Row("follow-up overhead p95", percentile(totals, 95), "ms"),
+        Row("follow-up turn 2", totals[0], "ms"),
+        Row(f"follow-up turn {last}", totals[-1], "ms"),
+        Row(f"follow-up turn {last} / turn 2", totals[-1] / totals[0], "ratio", 1.3, "lower"),
+        # One sample at each end is noisy; the same ratio of ten-turn medians is steadier.
+        Row(f"follow-up turns {last - 9}-{last} / turns 2-11 (p50s)", last_ten / first_ten, "ratio", 1.3, "lower"),
+    ]
+
+
+def bench_throughput(stack: Stack, sizes: Sizes, clients: int) -> list[Row]:
+    """``clients`` threads, each starting sessions back to back (POST, then its stream until
+    session.waiting) for a fixed time; completed turns per second over the whole run."""
+    go = threading.Barrier(clients + 1)
+    deadline = [0.0]  # set just before the barrier opens
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    started: list[list[str]] = [[] for _ in range(clients)]
+    errors: list[BaseException] = []
+
+    def client(n: int) -> None:
+        api = stack.api()
+        try:
+            go.wait(timeout=TIMEOUT)
+            while time.time() < deadline[0]:
+                timing, session_id = timed_turn(api, "hello", settle=True, agent=UNCAPPED)
+                latencies[n].append(ms(timing.total))
+                started[n].append(session_id)
+        except Exception as error:  # noqa: BLE001 - any failure of a client thread is reported by the main one
+            errors.append(error)
+        finally:
+            api.close()
+
+    threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.time() + sizes.throughput_seconds
+    began = time.time()
+    go.wait(timeout=TIMEOUT)
+    for thread in threads:
+        # Each client finishes the turn it is in after the deadline; that turn has its own timeout.
+        thread.join(timeout=sizes.throughput_seconds + 3 * TIMEOUT)
+    elapsed = time.time() - began
+    if errors:
+        raise BenchError(f"throughput with {clients} clients: {errors[0]!r}")
+    for batch in started:
+        for session_id in batch:
+            stack.left_idle(session_id, UNCAPPED)
+    every = [latency for batch in latencies for latency in batch]
+    if not every:
+        raise BenchError(f"throughput with {clients} clients: no turn completed")
+    target = (200, "higher") if clients == 16 else (None, "")
+    return [
+        Row(f"throughput, {clients} clients", len(every) / elapsed, "turns/s", *target),
+        Row(f"throughput, {clients} clients: turn latency p50", statistics.median(every), "ms"),
+    ]
+
+
+def bench_streaming(stack: Stack) -> list[Row]:
+    """One ``/stream 10000`` turn read by one NDJSON client: deltas per second and the
+    time from turn.started to the first message.appended."""
+    api = stack.api()
+    try:
+        created = api.expect(201, "POST", sessions(AGENT), {"message": f"/stream {STREAM_DELTAS}"})
+        turn_id = created["turnId"]
+        stream = api.stream(f"{sessions(AGENT)}/{created['sessionId']}/stream?startIndex=0")
+        try:
+            seen = stream.until(lambda r: r.type == "turn.completed" and r.turn_id == turn_id, timeout=120)
+            seen += stream.until(lambda r: r.type == "session.waiting")
+        finally:
+            stream.close()
+    finally:
+        api.close()
+    stack.left_idle(created["sessionId"])
+    started = next(r for r in seen if r.type == "turn.started")
+    appended = [r for r in seen if r.type == "message.appended" and r.turn_id == turn_id]
+    deltas = len(DELTA_TOKEN.findall("".join(r.event["data"].get("text", "") for r in appended)))
+    if deltas != STREAM_DELTAS:
+        raise BenchError(f"streaming: {deltas} deltas read, {STREAM_DELTAS} sent")
+    first, last = appended[0], appended[-1]
+    # Measured from turn.started being *recorded*: the client often reads turn.started in
+    # one batch with the first deltas, so its read time would flatter both figures.
+    began = started.at_server
+    return [
+        Row("streaming: deltas/s read by the client", deltas / (last.at_client - began), "deltas/s", 20_000, "higher"),
+        Row("streaming: deltas/s recorded (event at)", deltas / (last.at_server - began), "deltas/s"),
+        Row("streaming: message.appended events", len(appended), "events"),
+        Row("streaming: first delta recorded after turn.started", ms(first.at_server - began), "ms", 10, "lower"),
+        Row("streaming: first delta read after turn.started", ms(first.at_client - began), "ms", 10, "lower"),
+    ]
+
+
+def ensure_idle_streams(stack: Stack, count: int) -> list[str]:
+    """Stream paths of ``count`` waiting sessions: those earlier benchmarks left, and new ones if short."""
+    api = stack.api()
+    try:
+        while len(stack.idle_streams) < count:
+            _, session_id = timed_turn(api, "hello", settle=True)
+            stack.left_idle(session_id)
+    finally:
+        api.close()
+    return stack.idle_streams[:count]
+
+
+def bench_idle_streams(stack: Stack, sizes: Sizes) -> list[Row]:
+    """N NDJSON streams held open on N idle sessions (headers read, nothing more);
+    the daphne process's RSS before and with them."""
+    paths = ensure_idle_streams(stack, sizes.idle_streams)
+    time.sleep(1)  # let the server settle after the turns that made the sessions
+    before = rss_kb(stack.web.pid)
+    opened: list[Any] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def open_some(part: list[str]) -> None:
+        for path in part:
+            try:
+                sock = open_idle_stream(stack.port, stack.token, path)
+            except Exception as error:  # noqa: BLE001 - reported by the main thread
+                errors.append(error)
+                return
+            with lock:
+                opened.append(sock)
+
+    openers = 4  # a few threads, as several clients would
+    began = time.time()
+    threads = [threading.Thread(target=open_some, args=(paths[n::openers],), daemon=True) for n in range(openers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=len(paths) * TIMEOUT)
+    took = time.time() - began
+    try:
+        if errors or not opened:
+            raise BenchError(f"idle streams: {len(opened)} opened, then {errors[:1]!r}")
+        # An idle stream reads the table once a second; wait a few rounds so the
+        # memory read is what the streams settle at, not a transient.
+        time.sleep(3)
+        after = rss_kb(stack.web.pid)
+    finally:
+        for sock in opened:
+            sock.close()
+    per_stream_kb = (after - before) / len(opened)
+    return [
+        Row("idle streams held open", len(opened), "streams"),
+        Row("idle streams: time to open them all", took, "s"),
+        Row("daphne RSS before the streams", before / 1024, "MB"),
+        Row(f"daphne RSS with {len(opened)} idle streams", after / 1024, "MB"),
+        Row("daphne RSS per idle stream", per_stream_kb, "KB"),
+        # The target is for 1,000 streams; the runner opens fewer, so this extrapolates linearly.
+        Row("daphne RSS at 1,000 idle streams (projected)", (before + 1000 * per_stream_kb) / 1024, "MB", 200, "lower"),
+    ]
+
+
+def bench_append(stack: Stack, sizes: Sizes) -> list[Row]:
+    """bench/append_events.py itself (8 writers, batches of 20) against this run's database.
+    In a child process, so the runner stays a plain HTTP client with no Django in it."""
+    env = {**base_env(), "DATABASE_URL": stack.database_url, "SECRET_KEY": "bench-only-not-secret"}
+    env["LOG_LEVEL"] = "WARNING"
+    argv = [PYTHON, "bench/append_events.py", "--events", str(sizes.append_events), "--writers", "8", "--batch", "20"]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"append_events.py failed:\n{done.stdout}{done.stderr}")
+    # The last line of its table: "writers batch events/s".
+    writers, batch, rate = done.stdout.strip().splitlines()[-1].split()
+    measure = f"events appended ({writers} writers, batch {batch})"
+    return [Row(measure, float(rate.replace(",", "")), "events/s", 20_000, "higher")]
+
+
+# ---------------------------------------------------------------- the embedded form
+
+
+def bench_embedded(processes: Processes, var_dir: Path, sizes: Sizes) -> list[Row]:
+    """``manage.py agent serve`` as ``make run`` starts it (dev mode, SQLite, in-process
+    worker and channel layer): sequential echo turns, timed the same way, no token."""
+    env = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
+    env["PLATFORM_VAR_DIR"] = str(var_dir)
+    manage(["migrate", "--noinput"], env, timeout=300)
+    port = free_port()
+    server = processes.start("embedded", [PYTHON, "manage.py", "agent", "serve", "--port", str(port)], env)
+    try:
+        wait_healthy(port, server)
+        api = Api(port, None)
+        try:
+            for _ in range(sizes.warm_up):
+                timed_turn(api, "hello", settle=True)
+            timings = [timed_turn(api, "hello", settle=True)[0] for _ in range(sizes.embedded_turns)]
+        finally:
+            api.close()
+    finally:
+        processes.stop(server)
+    totals = [ms(t.total) for t in timings]
+    return [
+        Row("embedded: turn overhead p50", statistics.median(totals), "ms"),
+        Row("embedded: turn overhead p95", percentile(totals, 95), "ms"),
+        *breakdown_rows("embedded", timings),
+    ]
+
+
+# ---------------------------------------------------------------- main
+
+
+@dataclass
+class Run:
+    """The rows measured so far and the benchmarks that could not measure."""
+
+    processes: Processes
+    rows: list[Row] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    def step(self, name: str, bench: Callable[[], list[Row]]) -> None:
+        """Run one benchmark; a failure is reported and the others still run."""
+        print(f"  {name} ...", end="", flush=True)
+        began = time.time()
+        try:
+            self.rows.extend(bench())
+        except (BenchError, OSError, http.client.HTTPException) as error:  # OSError: refused, reset, timed out
+            print(f" FAILED after {time.time() - began:.1f} s: {error}", flush=True)
+            self.failed.append(f"{name}: {error}")
+            self.rows.append(Row(f"{name}: could not measure", None, ""))
+            for process in self.processes.running:  # the logs go with the temporary folder
+                print(f"    --- last lines of {process.name}.log ---\n{process.log_tail(15)}", flush=True)
+            return
+        print(f" {time.time() - began:.1f} s", flush=True)
+
+
+def run_all(sizes: Sizes, work: Path) -> Run:
+    processes = Processes(work)
+    database = f"agent_platform_bench_{os.getpid()}"
+    run = Run(processes)
+    try:
+        print(f"starting the distributed form (database {database}, logs in {work})", flush=True)
+        stack = start_distributed(processes, work, database)
+        run.step("warm-up", lambda: warm_up(stack, sizes.warm_up))
+        run.step("reference request", lambda: bench_reference(stack))
+        run.step(f"turn overhead ({sizes.turns} sessions)", lambda: bench_turn_overhead(stack, sizes))
+        run.step(f"follow-up overhead ({sizes.follow_ups} turns)", lambda: bench_follow_up(stack, sizes))
+        run.step(f"streaming (/stream {STREAM_DELTAS})", lambda: bench_streaming(stack))
+        for clients in sizes.clients:
+            run.step(f"throughput ({clients} clients)", lambda c=clients: bench_throughput(stack, sizes, c))
+        run.step(f"idle streams ({sizes.idle_streams})", lambda: bench_idle_streams(stack, sizes))
+        run.step("events appended", lambda: bench_append(stack, sizes))
+        processes.stop_all()  # the embedded form gets the machine to itself
+        print("starting the embedded form", flush=True)
+        run.step(
+            f"embedded turn overhead ({sizes.embedded_turns} turns)",
+            lambda: bench_embedded(processes, work / "embedded-var", sizes),
+        )
+    finally:
+        processes.stop_all()
+        drop_database(database)
+        if database_exists(database):
+            print(f"warning: could not drop database {database}", file=sys.stderr)
+    return run
+
+
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    # SIGTERM becomes an exception so the finally blocks stop the servers and drop the database.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="smaller counts and shorter runs: a smoke run")
+    parser.add_argument("--json", type=Path, help="where to save the results (default bench/results/<time>.json)")
+    parser.add_argument("--compare", type=Path, help="an earlier results file: print new/old for each measure")
+    args = parser.parse_args()
+    if args.compare and not args.compare.is_file():
+        parser.error(f"--compare: no file {args.compare}")
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    sizes = QUICK if args.quick else Sizes()
+    started = time.strftime("%Y%m%d-%H%M%S")
+    # Other work on the machine skews every figure; say how busy it was.
+    load = os.getloadavg()
+    print(f"load average before the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
+    with tempfile.TemporaryDirectory(prefix="agent-platform-bench-") as tmp:
+        try:
+            run = run_all(sizes, Path(tmp))
+        except (BenchError, OSError, subprocess.SubprocessError, KeyboardInterrupt) as error:
+            print(f"\nbench stopped: {error!r}", file=sys.stderr)
+            return 1
+    print()
+    print_table(run.rows)
+    out = args.json or ROOT / "bench" / "results" / f"{started}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "started": started,
+        "quick": args.quick,
+        "sizes": asdict(sizes),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_before": load,
+            "python": platform.python_version(),
+            "system": platform.platform(),
+        },
+        "rows": [{**asdict(row), "target": row.target, "met": row.met} for row in run.rows],
+        "failed": run.failed,
+    }
+    out.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"\nsaved {out}")
+    if args.compare:
+        print_comparison(run.rows, args.compare)
+    missed = [row.measure for row in run.rows if row.met is False]
+    print(f"\ntargets: {sum(row.met is True for row in run.rows)} met, {len(missed)} missed")
+    for name in missed:
+        print(f"  missed: {name}")
+    for failure in run.failed:
+        print(f"  could not measure: {failure}")
+    return 1 if run.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
