@@ -24,7 +24,7 @@ RUN DATABASE_URL=postgres://build:build@localhost:5432/build \
 
 # Run unprivileged; settings create dirs under var/ at import, so it must be ours.
 RUN useradd --system --create-home --uid 10001 app \
-    && mkdir -p /app/var \
+    && mkdir -p /app/var/workspaces \
     && chown -R app:app /app/var
 USER app
 
