@@ -263,7 +263,7 @@ def settle_session(session_id: str) -> None:
         if turns.filter(status__in=ACTIVE_TURNS).exists():
             transaction.on_commit(lambda: dispatch_next(session_id))
             return
-        if session.status not in (SessionStatus.RUNNING,):
+        if session.status != SessionStatus.RUNNING:
             return
         if session.mode == SessionMode.TASK:
             last = turns.order_by("-created_at").first()

@@ -18,7 +18,7 @@ from agents.runtime.execution import CallResult, run_server_tool, validate_argum
 from agents.sdk import SessionInfo, ToolContext
 from sessions_app import services
 from sessions_app.api.serializers import StrictCharField
-from sessions_app.api.views import ERROR, owned_session_or_error
+from sessions_app.api.views import ERROR, as_api_error, owned_session_or_error
 from sessions_app.host import host_for, host_for_agent, session_info
 from sessions_app.models import Session
 
@@ -45,7 +45,7 @@ def _session(request: Request, agent_slug: str, body: dict[str, str]) -> Session
         try:
             session = services.session_for_token(body["continuationToken"])
         except services.SessionError as error:
-            raise ApiError(error.status, error.code, str(error)) from None
+            raise as_api_error(error) from None
         return owned_session_or_error(request, agent_slug, session.pk)
     return None
 

@@ -111,7 +111,8 @@ class SessionEventsView(APIView):
 # --- writing: start, follow up, stop, decide ---------------------------------------------------
 
 
-def _session_error(error: SessionError) -> ApiError:
+def as_api_error(error: SessionError) -> ApiError:
+    """The HTTP answer for a use case the session refused."""
     return ApiError(error.status, error.code, str(error))
 
 
@@ -161,7 +162,7 @@ class SessionCreateView(APIView):
                     default_model=platform_settings.DEFAULT_MODEL,
                 )
         except SessionError as error:
-            raise _session_error(error) from None
+            raise as_api_error(error) from None
         except WorkspacePathError as error:
             raise ApiError(400, "invalid", str(error)) from None
         return Response(_accepted(session, turn.pk), status=201)
@@ -189,7 +190,7 @@ class SessionFollowUpView(SessionDetailView):
                 session, message=data["message"], admission=data["admission"], files=data.get("workspaceFiles")
             )
         except SessionError as error:
-            raise _session_error(error) from None
+            raise as_api_error(error) from None
         except WorkspacePathError as error:
             raise ApiError(400, "invalid", str(error)) from None
         return Response(_accepted(session, turn.pk), status=202)
@@ -233,5 +234,5 @@ class ApprovalView(APIView):
                 principal=caller(request).principal,
             )
         except SessionError as error:
-            raise _session_error(error) from None
+            raise as_api_error(error) from None
         return Response({"callId": call_id, "decision": body.validated_data["decision"]})

@@ -25,7 +25,9 @@ from agents.runtime.providers.base import (
     ToolCallEvent,
     Usage,
     UsageEvent,
+    error_cause,
     parse_tool_call,
+    status_error,
 )
 
 if TYPE_CHECKING:
@@ -273,21 +275,13 @@ def model_error(error: anthropic.AnthropicError, timeout: float) -> ModelError:
     if isinstance(error, anthropic.APITimeoutError):
         return ModelTimeout(f"{NAME}: no answer within {timeout:g}s")
     if isinstance(error, anthropic.APIConnectionError):
-        return ModelUnavailable(f"{NAME}: could not reach the server: {_cause(error)}")
+        return ModelUnavailable(f"{NAME}: could not reach the server: {error_cause(error)}")
     if isinstance(error, anthropic.APIStatusError):
         status, message = error.status_code, _provider_message(error)
         if status < 400:  # an ``error`` event in the stream
             kind = str(error.type or "error")
             return STREAM_ERRORS.get(kind, ModelStreamError)(f"{NAME}: the stream reported {kind}: {message}")
-        if isinstance(error, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-            return ModelAuthError(f"{NAME}: authentication failed ({status}): {message}")
-        if isinstance(error, anthropic.RateLimitError):
-            return ModelRateLimited(f"{NAME}: rate limited ({status}): {message}")
-        if isinstance(error, anthropic.InternalServerError):  # 529 overloaded included
-            return ModelUnavailable(f"{NAME}: server error ({status}): {message}")
-        if status == 408:
-            return ModelTimeout(f"{NAME}: the server timed out ({status}): {message}")
-        return ModelError(f"{NAME}: request refused ({status}): {message}")
+        return status_error(NAME, status, message)  # 529 overloaded is a 5xx
     if isinstance(error, anthropic.APIError):
         return ModelStreamError(f"{NAME}: unreadable response: {error.message}")
     return ModelError(f"{NAME}: {error}")
@@ -300,8 +294,3 @@ def _provider_message(error: anthropic.APIStatusError) -> str:
     if isinstance(body, str) and body.strip():
         return body.strip()[:500]
     return error.message
-
-
-def _cause(error: BaseException) -> str:
-    cause = error.__cause__
-    return f"{type(cause).__name__}: {cause}" if cause else str(error)

@@ -165,3 +165,23 @@ class ModelStreamError(ModelError):
 
 class ModelStepFailed(ModelError):
     """The model (or the test model's ``/fail``) failed the step on purpose."""
+
+
+def status_error(provider: str, status: int, message: str) -> ModelError:
+    """The ``ModelError`` for an HTTP error status from a provider, with its message:
+    401/403 auth, 429 rate limit, 5xx unavailable, 408 timeout, any other 4xx refused."""
+    if status in (401, 403):
+        return ModelAuthError(f"{provider}: authentication failed ({status}): {message}")
+    if status == 429:
+        return ModelRateLimited(f"{provider}: rate limited ({status}): {message}")
+    if status >= 500:
+        return ModelUnavailable(f"{provider}: server error ({status}): {message}")
+    if status == 408:
+        return ModelTimeout(f"{provider}: the server timed out ({status}): {message}")
+    return ModelError(f"{provider}: request refused ({status}): {message}")
+
+
+def error_cause(error: BaseException) -> str:
+    """What a transport error wraps (the SDKs put the socket error in ``__cause__``)."""
+    cause = error.__cause__
+    return f"{type(cause).__name__}: {cause}" if cause else str(error)

@@ -16,9 +16,7 @@ import openai
 
 from agents.runtime.providers.base import (
     Message,
-    ModelAuthError,
     ModelError,
-    ModelRateLimited,
     ModelRequest,
     ModelStreamError,
     ModelTimeout,
@@ -30,7 +28,9 @@ from agents.runtime.providers.base import (
     ToolCallEvent,
     Usage,
     UsageEvent,
+    error_cause,
     parse_tool_call,
+    status_error,
 )
 
 if TYPE_CHECKING:
@@ -98,7 +98,9 @@ class OpenAIProvider:
                 except openai.APITimeoutError as error:
                     raise ModelTimeout(f"{NAME}: the stream stalled for {self.settings.timeout:g}s") from error
                 except openai.APIConnectionError as error:
-                    raise ModelStreamError(f"{NAME}: the connection was lost mid-stream: {_cause(error)}") from error
+                    raise ModelStreamError(
+                        f"{NAME}: the connection was lost mid-stream: {error_cause(error)}"
+                    ) from error
                 except openai.OpenAIError as error:
                     raise model_error(error, self.settings.timeout) from error
                 except json.JSONDecodeError as error:
@@ -248,18 +250,9 @@ def model_error(error: openai.OpenAIError, timeout: float) -> ModelError:
     if isinstance(error, openai.APITimeoutError):
         return ModelTimeout(f"{NAME}: no answer within {timeout:g}s")
     if isinstance(error, openai.APIConnectionError):
-        return ModelUnavailable(f"{NAME}: could not reach the server: {_cause(error)}")
+        return ModelUnavailable(f"{NAME}: could not reach the server: {error_cause(error)}")
     if isinstance(error, openai.APIStatusError):
-        status, message = error.status_code, _provider_message(error)
-        if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
-            return ModelAuthError(f"{NAME}: authentication failed ({status}): {message}")
-        if isinstance(error, openai.RateLimitError):
-            return ModelRateLimited(f"{NAME}: rate limited ({status}): {message}")
-        if isinstance(error, openai.InternalServerError):
-            return ModelUnavailable(f"{NAME}: server error ({status}): {message}")
-        if status == 408:
-            return ModelTimeout(f"{NAME}: the server timed out ({status}): {message}")
-        return ModelError(f"{NAME}: request refused ({status}): {message}")
+        return status_error(NAME, error.status_code, _provider_message(error))
     if isinstance(error, openai.APIError):
         # An ``{"error": ...}`` object inside a 200 stream, or a response the SDK could not read.
         return ModelStreamError(f"{NAME}: the stream reported an error: {error.message}")
@@ -276,8 +269,3 @@ def _provider_message(error: openai.APIStatusError) -> str:
     if isinstance(body, str) and body.strip():
         return body.strip()[:500]
     return error.message
-
-
-def _cause(error: BaseException) -> str:
-    cause = error.__cause__
-    return f"{type(cause).__name__}: {cause}" if cause else str(error)
