@@ -5,13 +5,14 @@ Personas: alice and bob belong to tenant ``acme``; mallory belongs to ``umbrella
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from rest_framework.test import APIClient
 
 from agent_platform.models import Principal
 from agent_platform.tests.factories import PrincipalFactory, TenantFactory, issue_token
+from agent_platform.tests.outage import database_unreachable
 
 
 @pytest.fixture(autouse=True)
@@ -157,3 +158,10 @@ def live(celery_worker_process, live_agents_dir, settings, transactional_db, cli
     while Turn.objects.filter(status=TurnStatus.RUNNING).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.3)
+
+
+@pytest.fixture
+def database_down() -> Iterator[None]:
+    """The Postgres server unreachable for the test (see ``database_unreachable``)."""
+    with database_unreachable():
+        yield

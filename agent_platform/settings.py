@@ -102,9 +102,16 @@ TEMPLATES = [
 
 # --- Database -----------------------------------------------------------------
 
+# Connections per process in the pool (0: no pool, one connection per thread kept for
+# DB_CONN_MAX_AGE seconds instead). Daphne runs each request's sync code on a thread of
+# its own, so without a pool every request would open (and pay for) a new connection.
+DB_POOL_SIZE = env_int("DB_POOL_SIZE", 16)
+
 if DATABASE_URL:
     _database = dj_database_url.parse(
-        DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+        DATABASE_URL,
+        conn_max_age=0 if DB_POOL_SIZE else env_int("DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,  # with the pool: a connection is checked as it is handed out
     )
     if _database["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured(f"DATABASE_URL must be a postgres:// URL, not {_database['ENGINE']!r}.")
@@ -112,6 +119,16 @@ if DATABASE_URL:
     _database["OPTIONS"] = {
         "options": "-c statement_timeout=30000 -c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000",
     }
+    if DB_POOL_SIZE:
+        # Django's psycopg pool: a thread borrows a connection for a request or a task and
+        # gives it back when Django would close it. A borrower waits (up to the timeout)
+        # while all are out; connections idle for max_idle seconds are closed again.
+        _database["OPTIONS"]["pool"] = {
+            "min_size": min(2, DB_POOL_SIZE),
+            "max_size": DB_POOL_SIZE,
+            "timeout": 20,
+            "max_idle": 60,
+        }
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     _database = {

@@ -134,3 +134,18 @@ def surface_for(agent: Agent) -> AgentSurface:
     for warning in (d for d in surface.all_diagnostics() if not d.is_error):
         logger.warning("agent %r: %s", agent.slug, warning, extra=tags)
     return surface
+
+
+def subscribed_event_types() -> frozenset[str]:
+    """The event types that some hook or channel ``events`` handler of an agent discovered
+    in this process handles (``"*"``: every type). Lets the event log skip looking up
+    the session of an event nobody here listens to."""
+    with _surfaces_lock:
+        surfaces = [cached.surface for cached in _surfaces.values()]
+    found: set[str] = set()
+    for surface in surfaces:
+        for hook in surface.hooks.values():
+            found.update(hook.value.events or {})
+        for channel in surface.channels.values():
+            found.update(channel.value.events or {})
+    return frozenset(found)

@@ -37,7 +37,7 @@ import hashlib
 import inspect
 import logging
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -46,13 +46,13 @@ from typing import Any, Literal
 from asgiref.sync import async_to_sync
 from celery.exceptions import SoftTimeLimitExceeded
 from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from agents.discovery import AgentSurface
-from agents.registry import surface_for
+from agents.registry import subscribed_event_types, surface_for
 from agents.sdk import HookContext
 from sessions_app.host import host_for, session_info
 from sessions_app.models import Event, Session
@@ -85,6 +85,15 @@ class Subscriber:
 
     def handler_for(self, event_type: str) -> Handler | None:
         return self.events.get(event_type) or self.events.get("*")
+
+
+def wanted_types(targets: list[Subscriber]) -> frozenset[str]:
+    """The event types some target handles; ``"*"`` among them means every type."""
+    return frozenset(event_type for target in targets for event_type in target.events)
+
+
+def wants_any(wanted: frozenset[str], types: Collection[str]) -> bool:
+    return "*" in wanted or not wanted.isdisjoint(types)
 
 
 def subscribers(surface: AgentSurface, channel: str) -> list[Subscriber]:
@@ -233,23 +242,42 @@ def _exclusive(session_id: str) -> Iterator[bool]:
                     _local_holders.discard(session_id)
         return
     lock_connection = connections.create_connection(DEFAULT_DB_ALIAS)
+    key, acquired = _lock_key(session_id), False
     try:
         with lock_connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s)", [_lock_key(session_id)])
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
             row = cursor.fetchone()
-        yield bool(row and row[0])
+        acquired = bool(row and row[0])
+        yield acquired
     finally:
-        lock_connection.close()
+        # Unlock explicitly: with a connection pool, closing hands the connection back
+        # to the pool still holding a session-level lock. If the unlock fails, the
+        # connection itself is closed, which releases the lock and keeps it out of the pool.
+        try:
+            if acquired:
+                with lock_connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+        except DatabaseError:
+            if lock_connection.connection is not None:
+                lock_connection.connection.close()
+        finally:
+            lock_connection.close()
 
 
 # --- triggers -------------------------------------------------------------------------------------
 
 
-def request_dispatch(session_id: str) -> None:
+def request_dispatch(session_id: str, types: Collection[str] | None = None) -> None:
     """Ask for the session's new events to be dispatched. Call it from sync code after
     appending events (from async code: ``await sync_to_async(request_dispatch)(id)``);
     inside a transaction it waits for the commit. Cheap, and it never raises into the
     caller: a failure is logged, and the sweep catches up.
+
+    ``types`` are the types of the events just appended: when no handler of the
+    session's agent takes any of them, no task is sent (the next dispatch moves the
+    cursor past them). Before looking the session up, the types are checked against
+    those any agent discovered in this process subscribes to; so the events of an
+    agent this process never discovered wait for the sweep.
 
     Bursts coalesce: per session and window of ``DISPATCH_WINDOW_SECONDS``, the first
     call enqueues the task at once (leading edge) and the first call after it enqueues
@@ -263,19 +291,24 @@ def request_dispatch(session_id: str) -> None:
 
     Agents with neither hooks nor channel ``events`` handlers get no task.
     """
-    transaction.on_commit(lambda: _trigger(session_id), robust=True)
+    transaction.on_commit(lambda: _trigger(session_id, types), robust=True)
 
 
-def _trigger(session_id: str) -> None:
+def _trigger(session_id: str, types: Collection[str] | None) -> None:
+    if types is not None and not wants_any(subscribed_event_types(), types):
+        return  # no agent here handles these: not worth a query
+    session = Session.objects.select_related("agent").filter(pk=session_id).first()
+    if session is None:
+        return
+    wanted = wanted_types(subscribers(surface_for(session.agent), session.channel))
+    if not wanted or (types is not None and not wants_any(wanted, types)):
+        return
     countdown: float
     if cache.add(f"sessions_app.dispatch:lead:{session_id}", 1, DISPATCH_WINDOW_SECONDS):
         countdown = 0.0  # now
     elif cache.add(f"sessions_app.dispatch:trail:{session_id}", 1, DISPATCH_WINDOW_SECONDS):
         countdown = DISPATCH_WINDOW_SECONDS + TRAILING_MARGIN_SECONDS
     else:
-        return
-    session = Session.objects.select_related("agent").filter(pk=session_id).first()
-    if session is None or not subscribers(surface_for(session.agent), session.channel):
         return
     _enqueue(session_id, countdown)
 
@@ -292,8 +325,9 @@ def _enqueue(session_id: str, countdown: float = 0.0) -> None:
 def sweep_undispatched(min_age: timedelta = SWEEP_MIN_AGE, limit: int = SWEEP_MAX_SESSIONS) -> int:
     """Catch up on sessions whose dispatch fell behind (a lost trigger); returns how many.
 
-    Sessions of agents that subscribe to nothing get their cursor moved to the end (so
-    a hook added later never sees old events); the others get a dispatch task.
+    Sessions of agents that subscribe to nothing, or to none of the events waiting,
+    get their cursor moved to the end (so a hook added later never sees old events);
+    the others get a dispatch task.
     """
     first_undispatched = Event.objects.filter(
         session=OuterRef("pk"), index=OuterRef("dispatched_index") + 1, at__lt=timezone.now() - min_age
@@ -303,17 +337,31 @@ def sweep_undispatched(min_age: timedelta = SWEEP_MIN_AGE, limit: int = SWEEP_MA
         .filter(Exists(first_undispatched))
         .select_related("agent")[:limit]
     )
-    wanted: dict[tuple[int, str], bool] = {}
+    wanted: dict[tuple[int, str], frozenset[str]] = {}
     idle: list[str] = []
     for session in lagging:
         key = (session.agent_id, session.channel)
         if key not in wanted:
-            wanted[key] = bool(subscribers(surface_for(session.agent), session.channel))
-        if wanted[key]:
-            _enqueue(session.pk)
-        else:
+            wanted[key] = wanted_types(subscribers(surface_for(session.agent), session.channel))
+        if not wanted[key]:
             idle.append(session.pk)
+        elif not _skip_unwanted(session, wanted[key]):
+            _enqueue(session.pk)
     if idle:
         last = F("next_event_index") - 1
         Session.objects.filter(pk__in=idle, dispatched_index__lt=last).update(dispatched_index=last)
     return len(lagging)
+
+
+def _skip_unwanted(session: Session, wanted: frozenset[str]) -> bool:
+    """Move the cursor past the session's waiting events if no handler takes any of
+    them; False (and nothing moved) when one does. Only the events the sweep saw are
+    skipped, and only if no dispatcher moved the cursor meanwhile."""
+    if "*" in wanted:
+        return False
+    cursor, last = session.dispatched_index, session.next_event_index - 1
+    waiting = Event.objects.filter(session_id=session.pk, index__gt=cursor, index__lte=last)
+    if waiting.filter(type__in=wanted).exists():
+        return False
+    Session.objects.filter(pk=session.pk, dispatched_index=cursor).update(dispatched_index=last)
+    return True

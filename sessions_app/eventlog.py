@@ -9,18 +9,26 @@ concurrently. The ``(session, index)`` unique constraint is the backstop.
 After the transaction commits, a small "appended up to N" signal goes to the
 session's channel-layer group. It carries no event: stream readers always read
 the events themselves from the table, so a lost signal delays, never loses.
+On Redis the signal is one ``PUBLISH`` over a pooled connection, in the format
+channels_redis's ``RedisPubSubChannelLayer.group_send`` uses: its async API from
+sync code would cost a new thread, event loop and Redis connection per signal.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+import redis
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from channels_redis.pubsub import RedisPubSubChannelLayer
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -36,12 +44,35 @@ def session_group(session_id: str) -> str:
     return f"session.{session_id}"
 
 
+@functools.cache
+def _redis_for_layer(host: str) -> redis.Redis:
+    """A sync client with its own small connection pool, per channel-layer host; short
+    timeouts, so a Redis outage delays a signal by a second at most (the readers poll)."""
+    return redis.Redis.from_url(host, socket_connect_timeout=1, socket_timeout=1, health_check_interval=30)
+
+
+def _publish_on_redis(layer: RedisPubSubChannelLayer, group: str, message: dict[str, Any]) -> bool:
+    """``layer.group_send`` done synchronously; False when the layer's set-up is not the
+    one this mirrors (one host given as a URL), so the caller takes the async path."""
+    layer_settings: dict[str, Any] = settings.CHANNEL_LAYERS["default"]
+    config: dict[str, Any] = layer_settings.get("CONFIG", {})
+    hosts = config.get("hosts") or []
+    if len(hosts) != 1 or not isinstance(hosts[0], str):
+        return False
+    channel = f"{config.get('prefix', 'asgi')}__group__{group}"
+    _redis_for_layer(hosts[0]).publish(channel, layer.serialize(message))
+    return True
+
+
 def _signal_appended(session_id: str, last_index: int) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    group, message = session_group(session_id), {"type": "event.appended", "index": last_index}
     try:
-        async_to_sync(layer.group_send)(session_group(session_id), {"type": "event.appended", "index": last_index})
+        if isinstance(layer, RedisPubSubChannelLayer) and _publish_on_redis(layer, group, message):
+            return
+        async_to_sync(layer.group_send)(group, message)
     except Exception:
         logger.warning("could not signal new events of %s", session_id, exc_info=True)
 
@@ -95,7 +126,9 @@ def append_events(session_id: str, events: Sequence[NewEvent]) -> list[Event]:
     for new in events:
         EventType(new.type)  # ValueError on a name outside DESIGN.md §5
     now = timezone.now()
-    with transaction.atomic():
+    # Inside a caller's transaction, that transaction is the unit: a savepoint would cost
+    # two more round trips. (An unknown session raises before anything is written.)
+    with contextlib.nullcontext() if connection.in_atomic_block else transaction.atomic():
         first = _reserve_indexes(session_id, len(events))
         rows = [
             Event(
@@ -110,7 +143,7 @@ def append_events(session_id: str, events: Sequence[NewEvent]) -> list[Event]:
         ]
         Event.objects.bulk_create(rows)
         transaction.on_commit(partial(_signal_appended, session_id, rows[-1].index))
-        request_dispatch(session_id)  # hooks and channel handlers, after the commit
+        request_dispatch(session_id, {new.type for new in events})  # hooks and channel handlers, after the commit
     return rows
 
 

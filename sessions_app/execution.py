@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from collections.abc import Awaitable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -43,19 +43,10 @@ from sessions_app.events import EventType
 from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.models import Approval, ApprovalStatus, Session, Turn, TurnStatus
 from sessions_app.services import INTERRUPTED, args_digest, settle_session
+from sessions_app.sink import DatabaseSink
 
 logger = logging.getLogger(__name__)
 CANCEL_POLL_SECONDS = 0.25
-
-
-@dataclass
-class DatabaseSink:
-    """The runtime's events, appended durably to the session's log."""
-
-    session_id: str
-
-    async def emit(self, type: EventType, data: dict[str, Any], turn_id: str | None) -> None:
-        await in_thread(append_event)(self.session_id, type, data, turn_id)
 
 
 def _lease() -> timedelta:
@@ -81,7 +72,9 @@ def claim_turn(turn_id: str) -> Turn | None:
 
 def _history(session: Session, before: Turn) -> list[Any]:
     turns = session.turns.filter(status=TurnStatus.COMPLETED, created_at__lt=before.created_at).order_by("created_at")
-    return [message_from_dict(message) for turn in turns for message in turn.conversation]
+    # Only the column needed: a long session has hundreds of earlier turns.
+    conversations = turns.values_list("conversation", flat=True)
+    return [message_from_dict(message) for conversation in conversations for message in conversation]
 
 
 def _workspace(session: Session) -> Path:
@@ -130,6 +123,14 @@ async def _watched(turn_id: str, request: TurnRequest, body: Any) -> TurnOutcome
             await in_thread(Turn.objects.filter(pk=turn_id).update)(lease_until=timezone.now() + _lease())
             last_renewal = now
     return await task
+
+
+async def _then_drain(sink: DatabaseSink, body: Awaitable[TurnOutcome]) -> TurnOutcome:
+    """The turn's body, then (even when it fails) every event it emitted in the log."""
+    try:
+        return await body
+    finally:
+        await sink.drain()
 
 
 def _decisions(turn: Turn) -> dict[str, Decision]:
@@ -244,7 +245,7 @@ def execute_turn(turn_id: str) -> None:
                 body = resume_turn(surface, request, turn.parked_state, _decisions(turn), sink, settings)
             else:
                 body = run_turn(surface, request, sink, settings)
-            outcome = asyncio.run(_watched(turn.pk, request, body))
+            outcome = asyncio.run(_watched(turn.pk, request, _then_drain(sink, body)))
             _record(turn, outcome, len(request.history))
     except Exception as failure:
         logger.exception(

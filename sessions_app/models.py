@@ -85,10 +85,13 @@ class Session(models.Model):
         return self.id
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.tenant_id is None:
-            self.tenant_id = self.principal.tenant_id
-        elif self.tenant_id != self.principal.tenant_id:
-            raise ValueError(f"session {self.id!r}: tenant differs from its principal's tenant")
+        update_fields = kwargs.get("update_fields")
+        # A save of other fields (status, token) cannot change the pairing: no need to load the principal.
+        if update_fields is None or {"tenant", "tenant_id", "principal", "principal_id"} & set(update_fields):
+            if self.tenant_id is None:
+                self.tenant_id = self.principal.tenant_id
+            elif self.tenant_id != self.principal.tenant_id:
+                raise ValueError(f"session {self.id!r}: tenant differs from its principal's tenant")
         super().save(*args, **kwargs)
 
 

@@ -138,7 +138,8 @@ def start_session(
                 _message_event(message, turn, files),
             ],
         )
-        transaction.on_commit(lambda: dispatch_next(session.pk))
+        # A new session has no other turn that could be running: hand this one out.
+        transaction.on_commit(lambda: enqueue_turn(turn.pk))
     return session, turn
 
 

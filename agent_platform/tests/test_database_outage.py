@@ -2,29 +2,8 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
-
-
-def unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def database_down():
-    if connection.vendor != "postgresql":
-        pytest.skip("simulated by pointing the Postgres connection at a closed port")
-    original = connection.settings_dict["PORT"]
-    connection.close()
-    connection.settings_dict["PORT"] = unused_port()
-    yield
-    connection.close()
-    connection.settings_dict["PORT"] = original
 
 
 @pytest.mark.django_db(transaction=True)

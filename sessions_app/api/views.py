@@ -29,7 +29,7 @@ from sessions_app.api.serializers import (
     TurnAccepted,
 )
 from sessions_app.eventlog import read_events
-from sessions_app.models import Session
+from sessions_app.models import Session, Turn
 from sessions_app.services import SessionError
 
 ERROR = inline_serializer("Error", {"error": serializers.CharField(), "message": serializers.CharField()})
@@ -116,9 +116,10 @@ def as_api_error(error: SessionError) -> ApiError:
     return ApiError(error.status, error.code, str(error))
 
 
-def _accepted(session: Session, turn_id: str) -> dict[str, str]:
-    session.refresh_from_db(fields=["continuation_token"])
-    return {"sessionId": session.pk, "continuationToken": session.continuation_token or "", "turnId": turn_id}
+def _accepted(turn: Turn) -> dict[str, str]:
+    # The services set the new continuation token on the session row they hold, which is turn.session.
+    session = turn.session
+    return {"sessionId": session.pk, "continuationToken": session.continuation_token or "", "turnId": turn.pk}
 
 
 class SessionCreateView(APIView):
@@ -165,7 +166,7 @@ class SessionCreateView(APIView):
             raise as_api_error(error) from None
         except WorkspacePathError as error:
             raise ApiError(400, "invalid", str(error)) from None
-        return Response(_accepted(session, turn.pk), status=201)
+        return Response(_accepted(turn), status=201)
 
 
 class SessionFollowUpView(SessionDetailView):
@@ -193,7 +194,7 @@ class SessionFollowUpView(SessionDetailView):
             raise as_api_error(error) from None
         except WorkspacePathError as error:
             raise ApiError(400, "invalid", str(error)) from None
-        return Response(_accepted(session, turn.pk), status=202)
+        return Response(_accepted(turn), status=202)
 
 
 class SessionStopView(APIView):

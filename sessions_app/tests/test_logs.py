@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import time
 from pathlib import Path
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 from rest_framework.test import APIClient
 
+from agent_platform.tests.outage import database_unreachable
 from agents.registry import get_agent
 from agents.tests.trees import INSTRUCTIONS, write_tree
 from sessions_app.logs import DatabaseLogHandler
@@ -80,24 +80,10 @@ def test_a_failed_transaction_is_left_alone_and_the_caller_is_not_disturbed():
     assert not LogLine.objects.exists()
 
 
-def unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_record_is_dropped_not_raised_while_the_database_is_down():
-    if connection.vendor != "postgresql":
-        pytest.skip("simulated by pointing the Postgres connection at a closed port")
-    original = connection.settings_dict["PORT"]
-    connection.close()
-    connection.settings_dict["PORT"] = unused_port()
-    try:
+    with database_unreachable():
         log.error("the database is gone")  # must not raise
-    finally:
-        connection.close()
-        connection.settings_dict["PORT"] = original
     assert not LogLine.objects.exists()
 
 

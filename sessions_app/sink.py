@@ -1,0 +1,85 @@
+"""The runtime's events, appended durably to the session's log, in batches.
+
+Appending one event is one transaction (a round trip to reserve indexes, one to
+insert, one to commit) and one doorbell; a turn emits several events within a
+millisecond. So the sink writes them as a group commit: a writer task appends
+everything emitted so far in one transaction, and what is emitted meanwhile goes
+into the next one.
+
+Events that only report the model's progress (``PROGRESS``) do not wait for
+their write: the runtime goes on while the writer works. Every other event
+(tool calls about to run, results, approvals, subagents, the end of the turn)
+waits until it and everything before it is durable, so nothing the platform acts
+on, and no terminal event, is ahead of the log. A worker that dies loses at most
+progress events that no reader has seen yet; indexes are given at commit, so the
+log stays gapless either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from channels.db import database_sync_to_async as in_thread
+
+from sessions_app.eventlog import NewEvent, append_events
+from sessions_app.events import EventType
+
+PROGRESS = frozenset(
+    {
+        EventType.TURN_STARTED,
+        EventType.STEP_STARTED,
+        EventType.STEP_COMPLETED,
+        EventType.MESSAGE_APPENDED,
+        EventType.MESSAGE_COMPLETED,
+        EventType.REASONING_APPENDED,
+        EventType.REASONING_COMPLETED,
+    }
+)
+
+
+class DatabaseSink:
+    """An ``EventSink`` over the session's log (one per turn, used from one event loop)."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._pending: list[NewEvent] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+
+    async def emit(self, type: EventType, data: dict[str, Any], turn_id: str | None) -> None:
+        """Queue the event for the writer; unless it is progress, wait until it is durable.
+
+        Raises:
+            Exception: what a write raised (that write and every later one are not made).
+        """
+        self._raise_failure()
+        self._pending.append(NewEvent(type, data, turn_id))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        if type not in PROGRESS:
+            await self.drain()
+
+    async def drain(self) -> None:
+        """Until every event emitted so far is in the log.
+
+        Raises:
+            Exception: what a write raised.
+        """
+        while self._writer is not None and not self._writer.done():
+            # Shielded: a turn cancelled while it waits must not cancel the write itself.
+            await asyncio.shield(self._writer)
+        self._raise_failure()
+
+    async def _write(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                await in_thread(append_events)(self.session_id, batch)
+        except Exception as failure:  # noqa: BLE001 - kept, and raised to the runtime by its next emit or drain
+            self._failure = failure
+            self._pending = []
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
