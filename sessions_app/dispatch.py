@@ -135,10 +135,13 @@ def dispatch_pending(session_id: str) -> int:
                 _skip_to_end(session_id)
                 return handed_out
             context = _context(session)
-            while events := _claim(session_id):
+            while True:
+                events = _claim(session_id)
                 for event in events:
                     _deliver(targets, context, session, event.as_record())
                 handed_out += len(events)
+                if len(events) < BATCH_SIZE:
+                    break  # the log had no more; events appended since are found below
         # A dispatcher turned away while we held the lock left its events to us.
         if not _has_undispatched(session_id):
             return handed_out

@@ -18,6 +18,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async as in_thread
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from opentelemetry import metrics
 
 from agents.models import Agent
@@ -32,7 +33,11 @@ class DatabaseKV:
 
     def __init__(self, tenant_id: int, agent_id: int) -> None:
         self._tenant_id, self._agent_id = tenant_id, agent_id
-        self._rows = KVEntry.objects.filter(tenant_id=tenant_id, agent_id=agent_id)
+
+    @property
+    def _rows(self) -> QuerySet[KVEntry]:
+        # Built on use: every turn makes a host, few turns use it.
+        return KVEntry.objects.filter(tenant_id=self._tenant_id, agent_id=self._agent_id)
 
     async def get(self, key: str, default: Any = None) -> Any:
         row = await in_thread(self._rows.filter(key=key).first)()
@@ -70,7 +75,11 @@ class DatabaseFileStore:
     def __init__(self, tenant_id: int, agent_id: int, session_id: str | None) -> None:
         self._owner = {"tenant_id": tenant_id, "agent_id": agent_id, "session_id": session_id}
         self._scope = FileScope.SESSION if session_id else FileScope.DEPLOYMENT
-        self._rows = StoredFile.objects.filter(tenant_id=tenant_id, agent_id=agent_id, session_id=session_id)
+
+    @property
+    def _rows(self) -> QuerySet[StoredFile]:
+        # Built on use: every turn makes its stores, few turns use them.
+        return StoredFile.objects.filter(**self._owner)
 
     async def read(self, path: str) -> tuple[bytes, str]:
         """The content and etag.

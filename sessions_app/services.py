@@ -174,8 +174,26 @@ def continue_session(
         session.status = SessionStatus.RUNNING
         session.continuation_token = new_continuation_token(session.pk)
         session.save(update_fields=["status", "continuation_token", "updated_at"])
-        transaction.on_commit(lambda: dispatch_next(session.pk))
+        runnable = _next_to_run(active, turn, admission)
+        if runnable is not None:
+            transaction.on_commit(lambda: enqueue_turn(runnable.pk))
     return turn
+
+
+def _next_to_run(active: list[Turn], new: Turn, admission: str) -> Turn | None:
+    """What ``dispatch_next`` would hand out after a follow-up, from the turns read under
+    the session's lock: nothing while a turn runs or is parked (a turn that ends
+    dispatches the next), else the oldest queued turn. A turn that ends meanwhile
+    settles the session after this commit (its lock waits for ours) and dispatches then."""
+    if admission == Admission.PREEMPT:
+        # The queued and parked turns were interrupted; a running one ends by itself.
+        blocking, queued = [t for t in active if t.status == TurnStatus.RUNNING], [new]
+    else:
+        blocking = [t for t in active if t.status in (TurnStatus.RUNNING, TurnStatus.PARKED)]
+        queued = [t for t in active if t.status == TurnStatus.QUEUED]
+        if new not in queued:
+            queued.append(new)
+    return None if blocking else queued[0]
 
 
 def _interrupt(turns: list[Turn]) -> None:

@@ -59,6 +59,10 @@ class DatabaseSink:
             self._writer = asyncio.create_task(self._write())
         if type not in PROGRESS:
             await self.drain()
+        else:
+            # One turn of the event loop, so the writer moves on even when the model
+            # streams without ever awaiting (as the test model's /stream does).
+            await asyncio.sleep(0)
 
     async def drain(self) -> None:
         """Until every event emitted so far is in the log.

@@ -29,12 +29,14 @@ import contextlib
 import functools
 import json
 import logging
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from channels_redis.pubsub import RedisPubSubChannelLayer
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from agent_platform.conf import platform_settings
@@ -81,6 +83,21 @@ def on_pool(func: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 
 _read_events = on_pool(read_events)
 _read_terminal_before = on_pool(_terminal_before)
+
+
+_listening_loops: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+
+async def _keep_receiver_listening(layer: Any) -> None:
+    """channels_redis's pub/sub receiver naps 100 ms at a time while its connection has
+    no subscription, so a stream opened on a server with no other stream open would hear
+    its first doorbells up to 100 ms late. One channel per event loop, never left, keeps
+    the receiver listening."""
+    loop = asyncio.get_running_loop()
+    if not isinstance(layer, RedisPubSubChannelLayer) or loop in _listening_loops:
+        return
+    _listening_loops.add(loop)
+    await layer.new_channel()
 
 
 def record_json(event: Event) -> str:
@@ -159,6 +176,7 @@ class SessionFollower:
         if layer is None:
             return
         try:
+            await _keep_receiver_listening(layer)
             channel = await layer.new_channel()
             self._layer, self._channel = layer, channel
             await layer.group_add(session_group(self.session_id), channel)
