@@ -120,6 +120,12 @@ if DATABASE_URL:
         "options": "-c statement_timeout=30000 -c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000",
     }
     if DB_POOL_SIZE:
+        # Parameters bound by the server, and a statement run twice on a connection is
+        # prepared there: the turn's queries are the same few, and Postgres otherwise
+        # plans each one anew (about as long as running it). Long-lived pooled
+        # connections are what make the prepared statements pay.
+        _database["OPTIONS"].update(server_side_binding=True, prepare_threshold=2)
+    if DB_POOL_SIZE:
         # Django's psycopg pool: a thread borrows a connection for a request or a task and
         # gives it back when Django would close it. A borrower waits (up to the timeout)
         # while all are out; connections idle for max_idle seconds are closed again.

@@ -2,7 +2,8 @@
 
 Each row of the table is one configuration: how many writer threads append to
 one session each, and how many events each append call carries. Every event is
-committed; the figure is events / wall-clock seconds.
+committed and announced (the Redis doorbell of the distributed form); the figure
+is events / wall-clock seconds.
 
     .venv/bin/python bench/append_events.py [--events N] [--writers 1 4 8] [--batch 1 20]
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/agent_platform_bench")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379")
 os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
@@ -47,18 +49,18 @@ def run(writers: int, batch: int, events: int) -> float:
     tenant, _ = Tenant.objects.get_or_create(slug="bench")
     principal, _ = Principal.objects.get_or_create(tenant=tenant, name="bench")
     agent, _ = Agent.objects.get_or_create(slug="bench-agent", defaults={"path": "/dev/null"})
-    session = Session.objects.create(principal=principal, agent=agent)
+    sessions = [Session.objects.create(principal=principal, agent=agent) for _ in range(writers)]
     per_writer = events // writers // batch
     payload = [NewEvent(EventType.MESSAGE_APPENDED, {"text": "lorem ipsum dolor"}) for _ in range(batch)]
     start = threading.Barrier(writers + 1)
 
-    def write() -> None:
+    def write(session: Session) -> None:
         start.wait()
         for _ in range(per_writer):
             append_events(session.id, payload)
         connections.close_all()
 
-    threads = [threading.Thread(target=write) for _ in range(writers)]
+    threads = [threading.Thread(target=write, args=(session,)) for session in sessions]
     for thread in threads:
         thread.start()
     start.wait()
@@ -66,10 +68,10 @@ def run(writers: int, batch: int, events: int) -> float:
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - began
-    written = per_writer * batch * writers
-    indexes = list(session.events.order_by("index").values_list("index", flat=True))
-    assert indexes == list(range(written)), "gap or duplicate in the event log"
-    return written / elapsed
+    for session in sessions:
+        indexes = list(session.events.order_by("index").values_list("index", flat=True))
+        assert indexes == list(range(per_writer * batch)), "gap or duplicate in the event log"
+    return per_writer * batch * writers / elapsed
 
 
 def main() -> None:

@@ -16,8 +16,10 @@ sync code would cost a new thread, event loop and Redis connection per signal.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from typing import Any
 
 import redis
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels_redis.pubsub import RedisPubSubChannelLayer
 from django.conf import settings
 from django.db import connection, transaction
@@ -64,6 +66,18 @@ def _publish_on_redis(layer: RedisPubSubChannelLayer, group: str, message: dict[
     return True
 
 
+# The event loop that serves streams in this process, for an in-process channel layer.
+_streams_loop: asyncio.AbstractEventLoop | None = None
+
+
+def streams_served_on(loop: asyncio.AbstractEventLoop) -> None:
+    """Record the loop that follows streams here. The in-memory layer (the embedded form)
+    keeps its queues on that loop: a signal from a worker thread must be sent there,
+    or it wakes no reader until the reader's next poll."""
+    global _streams_loop  # one loop per process, set by the first stream
+    _streams_loop = loop
+
+
 def _signal_appended(session_id: str, last_index: int) -> None:
     layer = get_channel_layer()
     if layer is None:
@@ -71,6 +85,10 @@ def _signal_appended(session_id: str, last_index: int) -> None:
     group, message = session_group(session_id), {"type": "event.appended", "index": last_index}
     try:
         if isinstance(layer, RedisPubSubChannelLayer) and _publish_on_redis(layer, group, message):
+            return
+        loop = _streams_loop
+        if isinstance(layer, InMemoryChannelLayer) and loop is not None and loop.is_running():
+            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
             return
         async_to_sync(layer.group_send)(group, message)
     except Exception:
@@ -109,6 +127,53 @@ def _reserve_indexes(session_id: str, count: int) -> int:
     return int(row[0]) - count
 
 
+def _insert_portable(session_id: str, rows: list[Event]) -> None:
+    """Reserve the indexes, then insert: two statements in one transaction (SQLite)."""
+    # Inside a caller's transaction, that transaction is the unit: a savepoint would cost
+    # two more round trips. (An unknown session raises before anything is written.)
+    with contextlib.nullcontext() if connection.in_atomic_block else transaction.atomic():
+        first = _reserve_indexes(session_id, len(rows))
+        for offset, row in enumerate(rows):
+            row.index = first + offset
+        Event.objects.bulk_create(rows)
+
+
+# One statement, so one round trip and, outside a caller's transaction, its own
+# transaction: reserving the indexes (the UPDATE takes the session row's lock until
+# the commit) and inserting the events with them. No session, no row to insert from.
+_INSERT_POSTGRES = """
+WITH reserved AS (
+    UPDATE {sessions} SET next_event_index = next_event_index + %(count)s
+    WHERE id = %(session)s RETURNING next_event_index - %(count)s AS first
+)
+INSERT INTO {events} (session_id, "index", type, turn_id, at, data)
+SELECT %(session)s, reserved.first + new.ord - 1, new.type, new.turn_id, %(at)s, new.data
+FROM reserved, unnest(%(types)s::varchar[], %(turns)s::varchar[], %(data)s::jsonb[]) WITH ORDINALITY
+    AS new(type, turn_id, data, ord)
+RETURNING id, "index"
+"""
+
+
+def _insert_postgres(session_id: str, rows: list[Event]) -> None:
+    sql = _INSERT_POSTGRES.format(sessions=Session._meta.db_table, events=Event._meta.db_table)
+    params: dict[str, Any] = {
+        "count": len(rows),
+        "session": session_id,
+        "at": rows[0].at,
+        "types": [row.type for row in rows],
+        "turns": [row.turn_id for row in rows],
+        "data": [json.dumps(row.data) for row in rows],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        written = sorted(cursor.fetchall(), key=lambda written_row: written_row[1])
+    if not written:
+        raise UnknownSession(session_id)
+    for row, (pk, index) in zip(rows, written, strict=True):
+        row.pk, row.index = pk, index
+        row._state.adding, row._state.db = False, connection.alias
+
+
 def append_events(session_id: str, events: Sequence[NewEvent]) -> list[Event]:
     """Durably append ``events`` to the session's log, in order, with consecutive indexes.
 
@@ -126,24 +191,16 @@ def append_events(session_id: str, events: Sequence[NewEvent]) -> list[Event]:
     for new in events:
         EventType(new.type)  # ValueError on a name outside DESIGN.md §5
     now = timezone.now()
-    # Inside a caller's transaction, that transaction is the unit: a savepoint would cost
-    # two more round trips. (An unknown session raises before anything is written.)
-    with contextlib.nullcontext() if connection.in_atomic_block else transaction.atomic():
-        first = _reserve_indexes(session_id, len(events))
-        rows = [
-            Event(
-                session_id=session_id,
-                index=first + offset,
-                type=new.type,
-                turn_id=new.turn_id,
-                at=now,
-                data=dict(new.data),
-            )
-            for offset, new in enumerate(events)
-        ]
-        Event.objects.bulk_create(rows)
-        transaction.on_commit(partial(_signal_appended, session_id, rows[-1].index))
-        request_dispatch(session_id, {new.type for new in events})  # hooks and channel handlers, after the commit
+    rows = [
+        Event(session_id=session_id, type=new.type, turn_id=new.turn_id, at=now, data=dict(new.data)) for new in events
+    ]
+    if connection.vendor == "postgresql":
+        _insert_postgres(session_id, rows)
+    else:
+        _insert_portable(session_id, rows)
+    # Both run after the commit (at once when the insert was its own transaction).
+    transaction.on_commit(partial(_signal_appended, session_id, rows[-1].index))
+    request_dispatch(session_id, {new.type for new in events})  # hooks and channel handlers
     return rows
 
 

@@ -67,7 +67,7 @@ def claim_turn(turn_id: str) -> Turn | None:
     )
     if not claimed:
         return None
-    return Turn.objects.select_related("session__agent", "session__principal__tenant").get(pk=turn_id)
+    return Turn.objects.select_related("session__agent").get(pk=turn_id)
 
 
 def _history(session: Session, before: Turn) -> list[Any]:

@@ -35,12 +35,12 @@ from types import TracebackType
 from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels_redis.pubsub import RedisPubSubChannelLayer
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from agent_platform.conf import platform_settings
-from sessions_app.eventlog import read_events, session_group
+from sessions_app.eventlog import read_events, session_group, streams_served_on
 from sessions_app.events import TERMINAL_SESSION_EVENTS
 from sessions_app.models import Event
 
@@ -92,8 +92,10 @@ async def _keep_receiver_listening(layer: Any) -> None:
     """channels_redis's pub/sub receiver naps 100 ms at a time while its connection has
     no subscription, so a stream opened on a server with no other stream open would hear
     its first doorbells up to 100 ms late. One channel per event loop, never left, keeps
-    the receiver listening."""
+    the receiver listening. (The in-memory layer needs to know this loop instead.)"""
     loop = asyncio.get_running_loop()
+    if isinstance(layer, InMemoryChannelLayer):
+        streams_served_on(loop)
     if not isinstance(layer, RedisPubSubChannelLayer) or loop in _listening_loops:
         return
     _listening_loops.add(loop)

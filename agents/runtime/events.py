@@ -4,7 +4,9 @@ The runtime emits DESIGN.md §5 events through an ``EventSink``. The session
 layer's sink appends them durably; ``MemorySink`` keeps them in a list (for
 ``agent run`` and tests). ``TurnEmitter`` adds the turn id, marks a subagent's
 events with ``parentCallId``, and coalesces text and reasoning deltas into fewer,
-larger ``*.appended`` events (a size bound or a short time window).
+larger ``*.appended`` events (a size bound or a short time window). The first delta
+after any other event goes out alone at once, so readers see the reply start
+without waiting for the window.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class TurnEmitter:
         self._pending: list[str] = []
         self._pending_chars = 0
         self._pending_since = 0.0
+        self._last_sent: EventType | None = None
 
     def nested(self, parent_call_id: str) -> TurnEmitter:
         """An emitter for a subagent run inside the call ``parent_call_id``."""
@@ -83,7 +86,11 @@ class TurnEmitter:
             self._pending_type, self._pending_since = type, time.monotonic()
         self._pending.append(text)
         self._pending_chars += len(text)
-        if self._pending_chars >= COALESCE_CHARS or time.monotonic() - self._pending_since >= COALESCE_SECONDS:
+        if (
+            self._last_sent != type
+            or self._pending_chars >= COALESCE_CHARS
+            or time.monotonic() - self._pending_since >= COALESCE_SECONDS
+        ):
             await self.flush()
 
     async def flush(self) -> None:
@@ -94,6 +101,7 @@ class TurnEmitter:
         await self._send(type, {_DELTA_TYPES[type]: text})
 
     async def _send(self, type: EventType, data: dict[str, Any]) -> None:
+        self._last_sent = type
         if self.parent_call_id is not None:
             data["parentCallId"] = self.parent_call_id
         await self.sink.emit(type, data, self.turn_id)

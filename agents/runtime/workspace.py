@@ -4,7 +4,7 @@ messages. ``memory/`` is reserved for the platform."""
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -58,20 +58,22 @@ def prepare_workspace(
     directory.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
 
-    def put(relative: str, text: str) -> None:
+    def put(relative: str, data: bytes) -> None:
         target = directory / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
         written.append(relative)
+        # Each turn refreshes the same files: rewrite only what changed (a read is cheaper than a write).
+        with contextlib.suppress(OSError):
+            if target.read_bytes() == data:
+                return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
-    put("AGENTS.md", instructions)
+    put("AGENTS.md", instructions.encode())
     for name, entry in surface.skills.items():
-        put(f".skills/{name}/SKILL.md", f"---\ndescription: {entry.value.description}\n---\n{entry.value.body}\n")
+        skill = f"---\ndescription: {entry.value.description}\n---\n{entry.value.body}\n"
+        put(f".skills/{name}/SKILL.md", skill.encode())
     for relative, source in surface.seeds.items():
-        target = directory / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-        written.append(relative)
+        put(relative, Path(source).read_bytes())
     for relative, content in sent.items():
-        put(relative, content)
+        put(relative, content.encode())
     return sorted(set(written))
