@@ -10,7 +10,10 @@ Events that only report the model's progress (``PROGRESS``) do not wait for
 their write: the runtime goes on while the writer works. Every other event
 (tool calls about to run, results, approvals, subagents, the end of the turn)
 waits until it and everything before it is durable, so nothing the platform acts
-on, and no terminal event, is ahead of the log. A worker that dies loses at most
+on, and no terminal event, is ahead of the log. So does the first delta of a
+reply: readers see the reply start at once, and the writer is not left waiting
+for the interpreter lock while the model streams (a model that streams without
+awaiting, like the test model's /stream, would hold it for up to 5 ms at a time). A worker that dies loses at most
 progress events that no reader has seen yet; indexes are given at commit, so the
 log stays gapless either way.
 """
@@ -37,6 +40,8 @@ PROGRESS = frozenset(
     }
 )
 
+DELTAS = frozenset({EventType.MESSAGE_APPENDED, EventType.REASONING_APPENDED})
+
 
 class DatabaseSink:
     """An ``EventSink`` over the session's log (one per turn, used from one event loop)."""
@@ -46,6 +51,7 @@ class DatabaseSink:
         self._pending: list[NewEvent] = []
         self._writer: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+        self._last_type: EventType | None = None
 
     async def emit(self, type: EventType, data: dict[str, Any], turn_id: str | None) -> None:
         """Queue the event for the writer; unless it is progress, wait until it is durable.
@@ -55,9 +61,11 @@ class DatabaseSink:
         """
         self._raise_failure()
         self._pending.append(NewEvent(type, data, turn_id))
+        starts_reply = type in DELTAS and type != self._last_type
+        self._last_type = type
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write())
-        if type not in PROGRESS:
+        if type not in PROGRESS or starts_reply:
             await self.drain()
         else:
             # One turn of the event loop, so the writer moves on even when the model
