@@ -2,18 +2,20 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
 
-# Django must be set up before anything imports models.
-django_asgi_app = get_asgi_application()
+# Django must be set up before anything imports models (what get_asgi_application does).
+django.setup(set_prefix=False)
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from agent_platform.handlers import StreamingASGIHandler  # noqa: E402
 from agent_platform.ws_security import BrowserOriginValidator  # noqa: E402
 from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
+django_asgi_app = StreamingASGIHandler()
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 
 import pytest
 from asgiref.testing import ApplicationCommunicator
@@ -296,6 +297,21 @@ async def test_an_unknown_session_or_agent_is_404(alice):
     elsewhere = await open_stream(session.id, token, agent="no-such-agent")
     assert elsewhere.status == 404
     assert (await elsewhere.json())["error"] == "agent_not_found"
+
+
+async def test_idle_streams_hold_no_thread_each(alice):
+    session = await session_with_events(alice, 1)
+    token = await token_for(alice)
+    before = threading.active_count()
+    streams = [await open_stream(session.id, token) for _ in range(20)]
+    for stream in streams:
+        await stream.records(1)
+    assert await streams[-1].nothing_more(0.2)
+    # A request's sync part runs on a thread of its own; a stream lets it go once it is
+    # streaming (shared pool threads may still be started, a few at most).
+    assert threading.active_count() - before < 10
+    for stream in streams:
+        await stream.close()
 
 
 async def test_a_client_that_goes_away_leaves_the_group(alice):
