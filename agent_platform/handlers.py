@@ -3,17 +3,21 @@
 Django runs a request's sync code (middleware, sync views, signal receivers) on a
 thread made for that request, and keeps that thread until the response is sent.
 For an event stream that is as long as the client stays: every idle stream held
-an idle thread, and its memory (about 70 KB RSS each at 1,000 streams). Once the
-view has returned a streaming response, this handler lets the thread go; the bit
-of sync work left at the very end (closing the response) gets a new one.
+an idle thread, and its memory (about 70 KB RSS each at 1,000 streams), and the
+database connection the view used (Django gives it back when the response is
+closed), so a few dozen streams would empty the connection pool. Once the view
+has returned a streaming response, this handler gives the connection back and
+lets the thread go; the bit of sync work left at the very end (closing the
+response) gets a new thread.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import SyncToAsync
+from asgiref.sync import SyncToAsync, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
+from django.db import close_old_connections
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
@@ -35,5 +39,6 @@ class StreamingASGIHandler(ASGIHandler):
     async def run_get_response(self, request: HttpRequest) -> Any:
         response: HttpResponseBase = await super().run_get_response(request)
         if response.streaming:
+            await sync_to_async(close_old_connections)()  # on the request's thread, which owns them
             release_request_thread()
         return response

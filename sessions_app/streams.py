@@ -245,6 +245,13 @@ class SessionFollower:
                 await self._wake.wait()
 
     async def _events(self) -> AsyncIterator[Event]:
+        async for batch in self.batches():
+            for event in batch:
+                yield event
+
+    async def batches(self) -> AsyncIterator[list[Event]]:
+        """The same events, a table read at a time (never empty), for transports
+        that send several events in one write."""
         try:
             await self.start()
             if await self._ended_before_start():
@@ -254,21 +261,29 @@ class SessionFollower:
                 # this read's snapshot arrives after this point and ends the wait.
                 self._wake.clear()
                 events = await self._read()
+                fresh: list[Event] = []
                 for event in events or ():
                     if event.index != self.next_index:
                         break  # cannot happen with a gapless log; wait, then re-read
                     self.next_index = event.index + 1
                     self.head = max(self.head, event.index)
-                    yield event
+                    fresh.append(event)
                     if event.type in TERMINAL_SESSION_EVENTS:
+                        yield fresh
                         return
                 else:
+                    if fresh:
+                        yield fresh
                     if events is not None and len(events) == self.batch:
                         continue  # the table has more right now
                     if events is not None:
                         self.caught_up = True
                     if events and self.head >= self.next_index:
                         continue  # a doorbell announced more than that read saw
+                    await self._wait()
+                    continue
+                if fresh:
+                    yield fresh
                 await self._wait()
         finally:
             await self.close()

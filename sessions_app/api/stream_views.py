@@ -6,19 +6,17 @@ One JSON record per line (``Event.as_record()``), replayed from the table from
 
 Authentication, ownership and ``startIndex`` are checked by an ordinary DRF view,
 so errors are the same ``{"error", "message"}`` JSON with the same statuses as the
-other session routes (401, 403 with no detail, 404, 400). That view runs on the
-shared thread pool (not a thread held for the whole stream); the stream itself is
-an async generator over ``SessionFollower``, served by the ASGI handler in the
-event loop, which reads the table in batches and never queues more than one.
+other session routes (401, 403 with no detail, 404, 400). The stream itself is an
+async generator over ``SessionFollower``, served by the ASGI handler in the event
+loop (no thread is held while it streams), which reads the table in batches and
+never queues more than one.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
-from django.http import HttpRequest, StreamingHttpResponse
-from django.http.response import HttpResponseBase
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer
@@ -26,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from sessions_app.api.views import non_negative_int, owned_session_or_error
-from sessions_app.streams import SessionFollower, on_pool, record_json
+from sessions_app.streams import SessionFollower, record_json
 
 NDJSON = "application/x-ndjson"
 
@@ -44,10 +42,11 @@ StreamedEvent = inline_serializer(
 
 
 async def ndjson_lines(session_id: str, start_index: int) -> AsyncIterator[bytes]:
-    """Each event from ``start_index`` on as one line of JSON, until the session ends."""
+    """Each event from ``start_index`` on as one line of JSON, until the session ends;
+    the events of one read of the table go out in one chunk."""
     async with SessionFollower(session_id, start_index) as follower:
-        async for event in follower:
-            yield (record_json(event) + "\n").encode()
+        async for batch in follower.batches():
+            yield "".join(record_json(event) + "\n" for event in batch).encode()
 
 
 class SessionStreamView(APIView):
@@ -83,18 +82,6 @@ class SessionStreamView(APIView):
         return response
 
 
-_checked_stream = on_pool(SessionStreamView.as_view())
-
-
-async def session_stream(request: HttpRequest, agent_slug: str, session_id: str) -> HttpResponseBase:
-    """The route's view: the DRF checks on the shared pool, then the stream in the event loop."""
-    response: HttpResponseBase = await _checked_stream(request, agent_slug=agent_slug, session_id=session_id)
-    return response
-
-
-# What DRF's as_view() records, so the schema generator finds the route.
-_view: Any = session_stream
-_view.cls = SessionStreamView
-_view.initkwargs = {}
-_view.csrf_exempt = True
-_view.login_required = False
+# Checked by DRF on the request's thread; the stream itself is served from the event
+# loop (agent_platform.handlers lets that thread go once the response streams).
+session_stream = SessionStreamView.as_view()
