@@ -280,10 +280,12 @@ class SessionFollower:
                         self.caught_up = True
                     if events and self.head >= self.next_index:
                         continue  # a doorbell announced more than that read saw
+                    events, fresh = None, []  # an idle stream keeps no events while it waits
                     await self._wait()
                     continue
                 if fresh:
                     yield fresh
+                events, fresh = None, []
                 await self._wait()
         finally:
             await self.close()

@@ -46,7 +46,9 @@ async def ndjson_lines(session_id: str, start_index: int) -> AsyncIterator[bytes
     the events of one read of the table go out in one chunk."""
     async with SessionFollower(session_id, start_index) as follower:
         async for batch in follower.batches():
-            yield "".join(record_json(event) + "\n" for event in batch).encode()
+            chunk = "".join(record_json(event) + "\n" for event in batch).encode()
+            del batch  # an idle stream keeps no events while it waits
+            yield chunk
 
 
 class SessionStreamView(APIView):
