@@ -283,7 +283,6 @@ def start_distributed(processes: Processes, work: Path, database: str) -> Stack:
         "PLATFORM_VAR_DIR": str(work / "var"),
         "AGENTS_DIR": str(agents_dir(work)),
         "LOG_LEVEL": "WARNING",
-        "DB_CONN_MAX_AGE": "60",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
     }
     create_database(database)
