@@ -6,6 +6,8 @@ from agent_platform import views
 urlpatterns = [
     path("", views.index, name="index"),
     path("healthz", views.healthz, name="healthz"),
+    # Under admin/ (a reserved segment), so no agent's slug can shadow it.
+    path("admin/dashboard/", views.dashboard, name="dashboard"),
     path("admin/", admin.site.urls),
     path("api/", include("agent_platform.api.urls")),
     # Everything else is an agent: /<slug>/v1/... (reserved segments never reach here).
