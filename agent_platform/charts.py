@@ -17,7 +17,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 WIDTH = 480
-FONT = 12
+FONT = 13
 # Tick labels and axis room.
 LEFT, RIGHT, TOP, BOTTOM = 48, 8, 26, 24
 MAX_X_LABELS = 8

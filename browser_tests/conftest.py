@@ -172,6 +172,8 @@ UNLABELLED_CONTROLS_JS = """
     if (el.getAttribute('aria-labelledby')) return false;
     if (el.labels && el.labels.length) return false;
     if (el.tagName === 'BUTTON' && el.textContent.trim()) return false;
+    // A submit/button input is named by its value (Django's admin "Save" buttons).
+    if (['submit', 'button', 'reset'].includes(el.type) && (el.value || '').trim()) return false;
     return true;
   })
   .map(el => el.outerHTML.slice(0, 120))

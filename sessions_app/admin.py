@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC
 from typing import Any
 
 from django.contrib import admin, messages
@@ -48,7 +49,7 @@ class EventTimeline(admin.TabularInline):
     """The session's events in order, read-only."""
 
     model = Event
-    fields = readonly_fields = ("index", "type", "turn", "at", "summary")
+    fields = readonly_fields = ("index", "type", "turn", "time", "summary")
     ordering = ["index"]
     extra = 0
     can_delete = False
@@ -63,6 +64,10 @@ class EventTimeline(admin.TabularInline):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="at (UTC)")
+    def time(self, event: Event) -> str:
+        return event.at.astimezone(UTC).strftime("%m-%d %H:%M:%S.%f")[:-3]
 
     @admin.display(description="data")
     def summary(self, event: Event) -> str:
