@@ -847,7 +847,9 @@ function setUp() {
 }
 
 setUp();
-loadInfo().then((ok) => {
+const waitsForToken = config.auth === "token" && !token();
+if (waitsForToken) notice("Enter an API token to use this agent.");
+(waitsForToken ? Promise.resolve(false) : loadInfo()).then((ok) => {
   const requested = new URL(location.href).searchParams.get("session");
   if (ok && requested) openSession(requested);
   document.body.dataset.ready = "1";
