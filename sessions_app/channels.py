@@ -101,8 +101,13 @@ def find_route(surface: AgentSurface, slug: str, channel: str, path: str, method
     for route in on_path:
         if route.method == method:
             return entry.value, route
-    allowed = ", ".join(route.method for route in on_path)
+    allowed = allowed_methods(entry.value, path)
     raise ChannelError(405, "method_not_allowed", f"{path} on channel {channel!r} allows {allowed}.", allow=allowed)
+
+
+def allowed_methods(channel: sdk.Channel, path: str) -> str:
+    """The ``Allow`` header for a route path: its methods in definition order."""
+    return ", ".join(route.method for route in channel.routes if route.path == path)
 
 
 def channel_request(

@@ -31,6 +31,7 @@ class ChannelRouteView(APIView):
         method = request.method or "GET"
         try:
             channel, route = channels.find_route(surface, agent_slug, channel_name, route_path or "", method)
+            self.headers["Allow"] = channels.allowed_methods(channel, route.path)
             http = channels.channel_request(
                 method, request.path, dict(request.headers), request.body, request.query_params.dict()
             )
@@ -41,8 +42,11 @@ class ChannelRouteView(APIView):
             ctx = channels.channel_context(agent, channel_name, sender, http, principal.tenant_id)
             answer = channels.call_route(route, ctx, body, sender, principal)
         except channels.ChannelError as error:
+            # DRF's finalize_response writes self.headers last.
             if error.allow:
-                self.headers["Allow"] = error.allow  # DRF's finalize_response writes self.headers last
+                self.headers["Allow"] = error.allow
+            elif error.status == 404:
+                self.headers.pop("Allow", None)
             return Response(error_body(error.code, str(error), **error.extra), status=error.status)
         return Response(answer.body, status=answer.status)
 

@@ -36,7 +36,7 @@ def test_every_route_listed_by_info_is_served_at_its_url(alice, client_for, agen
 
     response = client.get(ping["url"] + "?city=Lyon", HTTP_X_WIDGET="7")
 
-    assert response.status_code == 200
+    assert response.status_code == 200 and response["Allow"] == "GET, DELETE"
     body = response.json()
     assert body["agent"] == "lab" and body["channel"] == "ops" and body["query"] == {"city": "Lyon"}
     # Authored code sees the request's headers, but never the platform's credential.
@@ -58,6 +58,7 @@ def test_an_unknown_channel_or_path_is_404_with_the_available_routes(alice, clie
         assert route.json()["error"] == "route_not_found"
         assert "POST /lab/v1/channels/ops/send" in route.json()["message"]
         assert {"method": "GET", "path": "/ping", "url": "/lab/v1/channels/ops/ping"} in route.json()["routes"]
+        assert "Allow" not in route
     assert not Session.objects.exists()
 
 
