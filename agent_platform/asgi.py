@@ -9,6 +9,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
 # Django must be set up before anything imports models.
 django_asgi_app = get_asgi_application()
 
+from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from agent_platform.ws_security import BrowserOriginValidator  # noqa: E402
@@ -19,6 +20,7 @@ application = ProtocolTypeRouter(
         "http": django_asgi_app,
         # Origin checked against ALLOWED_HOSTS: a page on another site cannot
         # open a socket with the visitor's cookies (cross-site WebSocket hijacking).
-        "websocket": BrowserOriginValidator(URLRouter(websocket_urlpatterns)),
+        # The auth stack reads the playground's session cookie (signed-in staff).
+        "websocket": BrowserOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -48,10 +48,8 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def web_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iterator[str]:
-    """``http://127.0.0.1:<port>``: daphne on the test database, dev mode on, its turns
-    sent to the live worker's queue."""
+def _serve(worker: Any, agents_dir: Path, tmp_path_factory: Any, *, dev: bool) -> Iterator[str]:
+    """daphne on the test database, its turns sent to the live worker's queue."""
     from django.db import connection
 
     db = connection.settings_dict
@@ -60,10 +58,12 @@ def web_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iter
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "PLATFORM_VAR_DIR": str(tmp_path_factory.mktemp("web-var")),
-        "AGENTS_DIR": str(live_agents_dir),
-        "PLATFORM_DEV": "1",
-        "PLATFORM_TASK_QUEUE": celery_worker_process.queue,
+        "AGENTS_DIR": str(agents_dir),
+        "PLATFORM_DEV": "1" if dev else "0",
+        "PLATFORM_TASK_QUEUE": worker.queue,
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        # Plain HTTP on loopback: cookies cannot be Secure here.
+        "SECURE_COOKIES": "0",
     }
     log = (tmp_path_factory.mktemp("web-log") / "daphne.log").open("w")
     server = subprocess.Popen(
@@ -92,6 +92,18 @@ def web_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iter
     except subprocess.TimeoutExpired:
         os.killpg(server.pid, signal.SIGKILL)
     log.close()
+
+
+@pytest.fixture(scope="session")
+def web_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` in dev mode: loopback visitors are the local developer."""
+    yield from _serve(celery_worker_process, live_agents_dir, tmp_path_factory, dev=True)
+
+
+@pytest.fixture(scope="session")
+def deployed_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iterator[str]:
+    """The same, with dev mode off: every visitor needs a token or a signed-in user."""
+    yield from _serve(celery_worker_process, live_agents_dir, tmp_path_factory, dev=False)
 
 
 @pytest.fixture(scope="session")
@@ -137,6 +149,15 @@ def _open_page(browser: Any, errors: PageErrors, **context_args: Any) -> Any:
 def page(browser, web_server, live, page_errors) -> Iterator[Any]:
     """A desktop-sized page; the test fails if the page logged an error."""
     page = _open_page(browser, page_errors, viewport={"width": 1280, "height": 900}, base_url=web_server)
+    yield page
+    page.context.close()
+    assert list(page_errors) == [], page_errors
+
+
+@pytest.fixture
+def deployed_page(browser, deployed_server, live, page_errors) -> Iterator[Any]:
+    """A desktop-sized page on the deployed (non-dev) server."""
+    page = _open_page(browser, page_errors, viewport={"width": 1280, "height": 900}, base_url=deployed_server)
     yield page
     page.context.close()
     assert list(page_errors) == [], page_errors

@@ -118,11 +118,27 @@ def start_session(
     files: Mapping[str, str] | None = None,
     dry_run: bool = False,
     default_model: str = "test",
+    channel: str = "http",
+    continuation_key: str = "",
 ) -> tuple[Session, Turn]:
-    """Create a session with its first turn, queued for a worker."""
+    """Create a session with its first turn, queued for a worker.
+
+    Raises:
+        IntegrityError: the principal already has a session on this agent and channel
+            with this ``continuation_key`` (continue that one instead).
+    """
     files = clean_files(files)
     with transaction.atomic():
-        session = Session(agent=agent, principal=principal, mode=mode, purpose=purpose, title=title, dry_run=dry_run)
+        session = Session(
+            agent=agent,
+            principal=principal,
+            channel=channel,
+            continuation_key=continuation_key,
+            mode=mode,
+            purpose=purpose,
+            title=title,
+            dry_run=dry_run,
+        )
         session.continuation_token = new_continuation_token(session.id)
         session.save()
         turn = Turn.objects.create(session=session, message=message, attachments=files)
@@ -132,7 +148,14 @@ def start_session(
             [
                 NewEvent(
                     EventType.SESSION_STARTED,
-                    {"agent": agent.slug, "mode": mode, "purpose": purpose, "dryRun": dry_run, "title": title},
+                    {
+                        "agent": agent.slug,
+                        "channel": channel,
+                        "mode": mode,
+                        "purpose": purpose,
+                        "dryRun": dry_run,
+                        "title": title,
+                    },
                 ),
                 NewEvent(EventType.AGENT_BOUND, {"agent": agent.slug, "model": model, "testModel": model == "test"}),
                 _message_event(message, turn, files),

@@ -45,8 +45,9 @@ def owned_session_or_error(request: Request, agent_slug: str, session_id: str) -
             session, 503 for an agent that is not served.
     """
     agent, _ = served_agent(request, agent_slug)
+    user = caller(request)
     try:
-        return owned_session(agent, session_id, caller(request).principal)
+        return owned_session(agent, session_id, user.principal, any_owner=user.sees_all_sessions)
     except SessionNotFound:
         raise ApiError(404, "session_not_found", f"No session {session_id!r} on this agent.") from None
     except NotSessionOwner:
@@ -78,7 +79,10 @@ class SessionListView(APIView):
     def get(self, request: Request, agent_slug: str) -> Response:
         agent, _ = served_agent(request, agent_slug)
         limit = non_negative_int(request, "limit", 50, MAX_SESSIONS_LISTED)
-        sessions = Session.objects.select_related("agent").filter(agent=agent, principal=caller(request).principal)
+        user = caller(request)
+        sessions = Session.objects.select_related("agent").filter(agent=agent)
+        if not user.sees_all_sessions:
+            sessions = sessions.filter(principal=user.principal)
         return Response({"sessions": SessionSerializer(sessions[:limit], many=True).data})
 
 
