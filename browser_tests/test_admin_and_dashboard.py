@@ -15,7 +15,7 @@ from sessions_app.models import Session, TurnStatus
 from sessions_app.tests.factories import AgentFactory, SessionFactory, TurnFactory
 from sessions_app.tests.live import types
 
-PASSWORD = "correct horse battery staple"  # noqa: S105  (a test account's)
+PASSWORD = "correct horse battery staple"  # a test account's
 
 
 def sign_in(page, principal) -> None:
