@@ -49,7 +49,7 @@ class EventTimeline(admin.TabularInline):
     """The session's events in order, read-only."""
 
     model = Event
-    fields = readonly_fields = ("index", "type", "turn", "time", "summary")
+    fields = readonly_fields = ("index", "type", "turn_link", "time", "summary")
     ordering = ["index"]
     extra = 0
     can_delete = False
@@ -64,6 +64,15 @@ class EventTimeline(admin.TabularInline):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="turn")
+    def turn_link(self, event: Event) -> str:
+        # From the id alone: loading each row's turn would cost a query per event.
+        if event.turn_id is None:
+            return "-"
+        return format_html(
+            '<a href="{}">{}</a>', reverse("admin:sessions_app_turn_change", args=[event.turn_id]), event.turn_id
+        )
 
     @admin.display(description="at (UTC)")
     def time(self, event: Event) -> str:

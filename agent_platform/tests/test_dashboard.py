@@ -113,7 +113,7 @@ def test_staff_see_their_tenants_charts_and_latest_sessions(recent, alice):
     assert html.count('<svg class="chart"') == 4
     assert ours.pk in html and "acme weekly report" in html
     assert f"/weather/playground?session={ours.pk}" in html
-    assert '<dd id="total-tokens">1290</dd>' in html
+    assert '<dd id="total-tokens">1,290</dd>' in html
     assert '<dd id="total-failure-rate">0%</dd>' in html
 
 

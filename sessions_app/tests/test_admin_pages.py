@@ -54,6 +54,17 @@ def test_the_session_page_shows_its_events_in_order_read_only(alice, alice_admin
     assert not re.search(r'name="events-\d+-type"', html)  # no editable event fields
 
 
+def test_the_timeline_costs_a_fixed_number_of_queries(alice, alice_admin, django_assert_max_num_queries):
+    session = session_with_events(alice, "acme session")
+    turns = [TurnFactory(session=session) for _ in range(5)]
+    for number in range(60):
+        append_event(session.pk, EventType.STEP_STARTED, {"step": number}, turns[number % 5].pk)
+    with django_assert_max_num_queries(25):
+        html = alice_admin.get(f"/admin/sessions_app/session/{session.pk}/change/").content.decode()
+    assert html.count("step.started") >= 60
+    assert f'href="/admin/sessions_app/turn/{turns[0].pk}/change/"' in html
+
+
 def test_the_session_page_links_to_the_playground(alice, alice_admin):
     session = session_with_events(alice, "acme session")
     html = alice_admin.get(f"/admin/sessions_app/session/{session.pk}/change/").content.decode()
