@@ -155,6 +155,9 @@ class ApprovalAdmin(TenantScopedAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a removed pending call would leave its turn parked for good
+
     def has_decide_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.has_perm("sessions_app.change_approval")
 
