@@ -236,3 +236,61 @@ def test_the_playground_works_at_phone_width(phone_page, screenshot):
     assert_fits_width(phone_page)
     assert_controls_labelled(phone_page)
     screenshot(phone_page, "phone-chat")
+
+
+def test_a_channel_route_is_a_slash_command(page, screenshot):
+    open_playground(page, "support")
+    page.get_by_label("Message").fill("/a")
+    expect(page.locator("#command-list")).to_contain_text("/ask")
+    page.get_by_label("Message").press("Tab")
+    page.get_by_label("Message").press_sequentially("where is my order A1001?")
+    page.get_by_label("Message").press("Enter")
+    expect(page.locator("#session-label")).to_contain_text("ses_")
+    expect(page.locator(".bubble.user .text")).to_have_text("where is my order A1001?")
+    expect(page.locator(".turn-end.ok")).to_be_visible()
+    expect(page.locator(".note.session")).to_contain_text("where is my order")
+    screenshot(page, "slash-command-session")
+
+
+def test_the_try_form_remembers_the_body_offers_curl_and_opens_the_session(page, screenshot):
+    open_playground(page, "support")
+    page.get_by_role("tab", name="Routes").click()
+    route = page.locator(".route[data-route='/support/v1/channels/web/ask']")
+    body = route.get_by_label("Body for POST /ask")
+    expect(body).to_have_value('{\n  "question": "",\n  "conversation": null\n}')
+    body.fill('{"question": "refund please", "conversation": "c-42"}')
+    route.get_by_role("button", name="Try").click()
+    expect(route.locator(".route-output")).to_contain_text("201")
+    assert_controls_labelled(page)
+    screenshot(page, "route-tried")
+
+    route.get_by_role("button", name="Copy curl").click()
+    expect(route.locator(".route-output")).to_contain_text("curl -X POST 'http://127.0.0.1:")
+    sent = """-d '{"question":"refund please","conversation":"c-42"}'"""
+    expect(route.locator(".route-output")).to_contain_text(
+        f"/support/v1/channels/web/ask' -H 'Content-Type: application/json' {sent}"
+    )
+
+    route.get_by_role("button", name="Try").click()  # the same conversation continues
+    expect(route.locator(".route-output")).to_contain_text("202")
+    route.get_by_role("button", name="Open session").click()
+    expect(page.locator(".bubble.user .text")).to_have_count(2)
+    expect(page.locator(".bubble.agent .text").first).to_have_text("echo: refund please")
+
+    page.reload()  # the last body is remembered per endpoint
+    page.get_by_role("tab", name="Routes").click()
+    expect(route.get_by_label("Body for POST /ask")).to_have_value(
+        '{"question": "refund please", "conversation": "c-42"}'
+    )
+
+
+def test_routes_sharing_a_path_get_distinct_commands(page):
+    open_playground(page, "lab")
+    page.get_by_label("Message").fill("/help")
+    page.get_by_label("Message").press("Enter")
+    help_text = page.locator(".note.help")
+    for command in ("/send", "/ops.ping.get", "/ops.ping.delete", "/send-and-say"):
+        expect(help_text).to_contain_text(command)
+    page.get_by_label("Message").fill("/ops.ping.get")
+    page.get_by_label("Message").press("Enter")
+    expect(page.locator(".note pre").last).to_contain_text('"channel": "ops"')

@@ -526,11 +526,21 @@ function renderSurface() {
 
 function buildCommands() {
   const routes = (state.info.channels || []).flatMap((channel) => (channel.routes || []).map((route) => ({ ...route, channel: channel.name })));
-  const base = (route) => route.path.split("/").filter(Boolean).join("-") || route.channel;
-  const counts = {};
-  routes.forEach((route) => (counts[base(route)] = (counts[base(route)] || 0) + 1));
-  state.commands = routes.map((route) => ({
-    name: counts[base(route)] > 1 ? `${route.channel}.${base(route)}` : base(route),
+  // A route's command is its path ("/drive" -> /drive); the channel, then the method,
+  // join the name only when two routes would otherwise share it.
+  const namings = [
+    (route) => route.path.split("/").filter(Boolean).join("-") || route.channel,
+    (route) => `${route.channel}.${namings[0](route)}`,
+    (route) => `${namings[1](route)}.${route.method.toLowerCase()}`,
+  ];
+  let names = routes.map(namings[0]);
+  for (const naming of namings.slice(1)) {
+    const counts = {};
+    names.forEach((name) => (counts[name] = (counts[name] || 0) + 1));
+    names = routes.map((route, position) => (counts[names[position]] > 1 ? naming(route) : names[position]));
+  }
+  state.commands = routes.map((route, position) => ({
+    name: names[position],
     route,
     description: route.description || `${route.method} ${route.url}`,
   }));
@@ -597,7 +607,7 @@ function curlFor(route, body) {
 function skeleton(schema) {
   const body = {};
   for (const [name, prop] of Object.entries((schema && schema.properties) || {})) {
-    body[name] = prop.default ?? (prop.type === "string" ? "" : prop.type === "integer" || prop.type === "number" ? 0 : prop.type === "boolean" ? false : prop.type === "array" ? [] : {});
+    body[name] = "default" in prop ? prop.default : (prop.type === "string" ? "" : prop.type === "integer" || prop.type === "number" ? 0 : prop.type === "boolean" ? false : prop.type === "array" ? [] : {});
   }
   return body;
 }
@@ -652,7 +662,7 @@ function renderRoutes() {
       return el(
         "div",
         { class: "route", "data-route": route.url },
-        el("h3", {}, el("code", { text: `${route.method} ${route.url}` }), ` /${command.name}`),
+        el("h3", {}, el("code", { text: `${route.method} ${route.url}` }), el("span", { class: "muted", text: ` · command /${command.name}` })),
         route.description ? el("p", { text: route.description }) : null,
         route.bodySchema ? schemaBlock("body schema", route.bodySchema) : null,
         el("label", { for: id, text: `Body for ${route.method} ${route.path}` }),
