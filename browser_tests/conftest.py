@@ -37,10 +37,6 @@ CHROMIUM_ARGS = [
 OUTPUT = Path(os.environ.get("BROWSER_OUTPUT", ROOT / "test-output" / "screenshots"))
 PHONE = {"width": 390, "height": 844}
 
-# Playwright's sync API keeps an event loop on this thread; the test's own ORM calls
-# are plain synchronous ones between page steps.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -112,10 +108,21 @@ def browser() -> Iterator[Any]:
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    # Playwright's sync API keeps an event loop on this thread; the tests' own ORM
+    # calls are plain synchronous ones between page steps. Only while a browser runs:
+    # set at import, it would reach every other test of the run.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            yield chromium
+            chromium.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture(scope="session", autouse=True)
