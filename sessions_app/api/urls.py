@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions_app.api import stream_views, tool_views, views
+from sessions_app.api import artifact_views, stream_views, tool_views, views
 from sessions_app.api.ops_views import AgentLogsView
 
 urlpatterns = [
@@ -14,4 +14,6 @@ urlpatterns = [
     path("session/<str:session_id>/events", views.SessionEventsView.as_view(), name="session-events"),
     path("session/<str:session_id>/stream", stream_views.session_stream, name="session-stream"),
     path("logs", AgentLogsView.as_view(), name="agent-logs"),
+    path("artifacts", artifact_views.ArtifactListView.as_view(), name="artifact-list"),
+    path("artifacts/<str:artifact_id>/content", artifact_views.ArtifactContentView.as_view(), name="artifact-content"),
 ]
