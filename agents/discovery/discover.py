@@ -345,9 +345,15 @@ def _seeds(tree: Path, walk: Walk, surface: AgentSurface) -> None:
     workspace = sandbox / "workspace"
     if not workspace.is_dir():
         return
+    inside = tree.resolve()
     for path in sorted(workspace.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            surface.seeds.setdefault(path.relative_to(workspace).as_posix(), path)
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        # A symlink that leads out of the tree would copy a server file into every workspace.
+        if not path.resolve().is_relative_to(inside):
+            walk.report(codes.IGNORED_FILE, path, "a seed that links outside the agent folder is not copied")
+            continue
+        surface.seeds.setdefault(path.relative_to(workspace).as_posix(), path)
 
 
 def _subagents(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozenset[str]) -> None:
