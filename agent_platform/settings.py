@@ -181,6 +181,9 @@ PLATFORM = {
     # in-memory channel layer cannot carry the worker threads' signals to the server's
     # event loop, so the embedded form relies on this.
     "STREAM_POLL_SECONDS": 1.0 if REDIS_URL else 0.05,
+    # Hosts ("h", "h:port") and networks ("10.0.0.0/8") agent-initiated HTTP (MCP connections,
+    # HTTP tools) may reach although they are not public https; empty in production.
+    "OUTBOUND_ALLOW": tuple(env_list("PLATFORM_OUTBOUND_ALLOW", [])),
 }
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------
