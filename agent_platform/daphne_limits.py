@@ -28,7 +28,7 @@ _RESPONSE = (
 _DaphneRequest: Any = http_protocol.WebRequest
 
 
-class BodyLimitedRequest(_DaphneRequest):  # type: ignore[misc]
+class BodyLimitedRequest(_DaphneRequest):
     """Daphne's request, cut off with 413 once its body passes the cap."""
 
     refused = False

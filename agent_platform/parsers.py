@@ -10,6 +10,7 @@ storable, shallow data.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import IO, Any
 
 from rest_framework.exceptions import ParseError
@@ -48,7 +49,7 @@ class StorableJSONParser(JSONParser):
     """``application/json`` that is valid, shallow, and free of NUL and lone surrogates."""
 
     def parse(
-        self, stream: IO[Any], media_type: str | None = None, parser_context: dict[str, Any] | None = None
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
     ) -> Any:
         try:
             data = super().parse(stream, media_type, parser_context)

@@ -36,7 +36,7 @@ MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Z
 DEFAULT_FILE_NAME = "artifact"
 MAX_FILE_NAME_CHARS = 150
 
-ARTIFACT_FIELDS = {
+ARTIFACT_FIELDS: dict[str, serializers.Field[Any, Any, Any, Any]] = {
     "artifactId": serializers.CharField(),
     "sessionId": serializers.CharField(),
     "turnId": serializers.CharField(allow_null=True),
