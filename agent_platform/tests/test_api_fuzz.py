@@ -42,7 +42,7 @@ from sessions_app.api.idempotency import HEADER as IDEMPOTENCY_HEADER
 
 # Transactional: requests go through the real WSGI handler, which opens and closes
 # database connections per request (and the stream route checks on another thread).
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
 CHECKS = [

@@ -23,7 +23,7 @@ from sessions_app.models import Session
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 64 * 1024
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def _free_port() -> int:

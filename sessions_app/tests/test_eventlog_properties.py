@@ -20,7 +20,7 @@ from sessions_app.events import EventType
 from sessions_app.models import Event, Session
 from sessions_app.tests.factories import SessionFactory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 # Any JSON text Postgres can store: no NUL, no lone surrogates (the API refuses those).
 TEXT = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=20)
