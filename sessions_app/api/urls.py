@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from sessions_app.api import channel_views, stream_views, tool_views, views
+from sessions_app.api import artifact_views, channel_views, stream_views, tool_views, views
 from sessions_app.api.ops_views import AgentLogsView
 
 urlpatterns = [
@@ -20,4 +20,6 @@ urlpatterns = [
         channel_views.ChannelRouteView.as_view(),
         name="agent-channel-route",
     ),
+    path("artifacts", artifact_views.ArtifactListView.as_view(), name="artifact-list"),
+    path("artifacts/<str:artifact_id>/content", artifact_views.ArtifactContentView.as_view(), name="artifact-content"),
 ]
