@@ -142,3 +142,12 @@ async def test_the_websocket_accepts_the_signed_in_users_session_cookie():
     anonymous = WebsocketCommunicator(application, path)
     await anonymous.connect()
     assert (await anonymous.receive_output(timeout=5)) == {"type": "websocket.close", "code": 4401}
+
+
+def test_another_tenants_private_agent_has_no_renderers_for_them(client_for, mallory, alice):
+    from agents.models import Agent, AgentSource
+
+    weather = get_agent("weather")
+    Agent.objects.create(slug="acme-weather", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=weather.path)
+    assert client_for(mallory).get("/acme-weather/playground/renderers").status_code == 404
+    assert "get_weather" in client_for(alice).get("/acme-weather/playground/renderers").json()["renderers"]

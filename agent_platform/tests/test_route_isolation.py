@@ -27,7 +27,18 @@ from sessions_app.models import Approval, ApprovalStatus, Artifact, Session, Tur
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # Routes outside the JSON API: pages, probes, the schema itself, the admin.
-NOT_API = {"/", "/healthz", "/api/schema"}
+NOT_API = {
+    "/",
+    "/healthz",
+    "/api/schema",
+    "/favicon.ico",
+    # Pages for people; their data comes from the API routes tested here.
+    "/admin/dashboard/",  # agent_platform/tests/test_dashboard.py (tenant isolation)
+    "/{agent_slug}/playground",  # a shell that reveals nothing (tests/test_playground.py)
+    "/{agent_slug}/playground/renderers",  # the agent's own page assets, behind served_agent
+    # Authored routes, not the platform's API: sessions_app/tests/test_channel_routes.py.
+    "/{agent_slug}/v1/^channels/(?P{channel_name}[^/]+)(?P{route_path}/.*)?$",
+}
 
 
 @dataclass(frozen=True)
