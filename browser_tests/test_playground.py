@@ -141,6 +141,8 @@ def test_an_uploaded_trace_is_rendered(page, tmp_path, screenshot):
         {"type": "session.started", "index": 0, "sessionId": "ses_x", "data": {"mode": "chat"}},
         {"type": "message.received", "index": 1, "sessionId": "ses_x", "turnId": "t1", "data": {"text": "hi"}},
         {"type": "turn.started", "index": 2, "sessionId": "ses_x", "turnId": "t1", "data": {}},
+        {"type": "reasoning.appended", "index": 3, "sessionId": "ses_x", "turnId": "t1", "data": {"text": "look it "}},
+        {"type": "reasoning.appended", "index": 3, "sessionId": "ses_x", "turnId": "t1", "data": {"text": "up"}},
         {
             "type": "actions.requested",
             "index": 3,
@@ -166,7 +168,8 @@ def test_an_uploaded_trace_is_rendered(page, tmp_path, screenshot):
     expect(page.locator("#session-label")).to_contain_text("trace.ndjson")
     expect(page.locator(".tool-call[data-tool='lookup'] .tool-output pre")).to_have_text("found")
     expect(page.locator(".bubble.agent .text")).to_have_text("all good")
-    expect(page.locator("#notice")).to_contain_text("7 events; lines 8")
+    expect(page.locator(".bubble.reasoning .text")).to_have_text("look it up")
+    expect(page.locator("#notice")).to_contain_text("9 events; lines 10")
     screenshot(page, "trace-opened")
 
 
