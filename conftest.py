@@ -165,3 +165,11 @@ def database_down() -> Iterator[None]:
     """The Postgres server unreachable for the test (see ``database_unreachable``)."""
     with database_unreachable():
         yield
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Browser tests run last: Playwright keeps an event loop on the test thread while
+    a browser is open, and pytest-django's database ordering would otherwise put async
+    tests after them."""
+    items.sort(key=lambda item: item.nodeid.startswith("browser_tests/"))
