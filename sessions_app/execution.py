@@ -4,7 +4,10 @@ record what came out, and move the session on.
 A turn is claimed by a conditional update (queued, or running with an expired
 lease), so a duplicate delivery does nothing. While it runs, its lease is renewed
 and its cancel flag watched; a worker that dies leaves an expiring lease, and the
-sweeper hands the turn to another worker, at most ``TURN_MAX_ATTEMPTS`` times.
+sweeper hands the turn to another worker, at most ``TURN_MAX_ATTEMPTS`` times
+(then it ends ``turn.failed`` with reason ``worker_lost``). A turn taken up again
+resumes from its log (``agents.runtime.replay``): nothing logged is emitted or run
+twice.
 """
 
 from __future__ import annotations
@@ -17,17 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async as in_thread
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from agent_platform.conf import platform_settings
+from agent_platform.crash import crash_point
 from agents.config import runtime_settings
 from agents.models import Agent
 from agents.registry import surface_for
 from agents.runtime.conversation import message_from_dict, message_to_dict
 from agents.runtime.prompt import instructions_text
+from agents.runtime.replay import Journal
 from agents.runtime.turn import (
     Decision,
     TurnOutcome,
@@ -41,7 +46,7 @@ from agents.sdk import ToolContext
 from sessions_app.eventlog import NewEvent, append_event, append_events
 from sessions_app.events import EventType
 from sessions_app.host import DatabaseFileStore, host_for, session_info
-from sessions_app.models import Approval, ApprovalStatus, Session, Turn, TurnStatus
+from sessions_app.models import Approval, ApprovalStatus, Event, Session, Turn, TurnStatus
 from sessions_app.services import INTERRUPTED, args_digest, settle_session
 
 logger = logging.getLogger(__name__)
@@ -56,6 +61,7 @@ class DatabaseSink:
 
     async def emit(self, type: EventType, data: dict[str, Any], turn_id: str | None) -> None:
         await in_thread(append_event)(self.session_id, type, data, turn_id)
+        crash_point(f"after-{type}")
 
 
 def _lease() -> timedelta:
@@ -143,21 +149,36 @@ def _decisions(turn: Turn) -> dict[str, Decision]:
     }
 
 
-def _fail(turn: Turn, message: str) -> None:
+def _journal(turn: Turn) -> Journal:
+    """What the turn's earlier attempts logged."""
+    events = Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk).order_by("index")
+    return Journal(events.values_list("type", "data"))
+
+
+def _fail(turn: Turn, message: str, reason: str | None = None) -> None:
     with transaction.atomic():
         ended = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
             status=TurnStatus.FAILED, failure_message=message, ended_at=timezone.now(), lease_until=None
         )
-        if ended:
-            append_events(turn.session_id, [NewEvent(EventType.TURN_FAILED, {"message": message}, turn.pk)])
+        # A lost attempt may have logged the turn's end before its worker died.
+        ends = (EventType.TURN_COMPLETED, EventType.TURN_FAILED)
+        logged_end = Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk, type__in=ends).exists()
+        if ended and not logged_end:
+            data = {"message": message, **({"reason": reason} if reason else {})}
+            append_events(turn.session_id, [NewEvent(EventType.TURN_FAILED, data, turn.pk)])
 
 
 def _record(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
     now = timezone.now()
     with transaction.atomic():
         if outcome.status == "parked" and outcome.state is not None:
+            # attempts=0: resuming after the decision is not a lost worker's retry.
             Turn.objects.filter(pk=turn.pk).update(
-                status=TurnStatus.PARKED, parked_state=outcome.state, lease_until=None, usage=outcome.usage.as_dict()
+                status=TurnStatus.PARKED,
+                parked_state=outcome.state,
+                lease_until=None,
+                attempts=0,
+                usage=outcome.usage.as_dict(),
             )
             for call in pending_calls(outcome.state):
                 Approval.objects.get_or_create(
@@ -225,7 +246,7 @@ def execute_turn(turn_id: str) -> None:
     if turn is None:
         return
     if turn.attempts > platform_settings.TURN_MAX_ATTEMPTS:
-        _fail(turn, f"the worker running this turn was lost {turn.attempts - 1} times; giving up")
+        _fail(turn, f"the worker running this turn was lost {turn.attempts - 1} times; giving up", "worker_lost")
         settle_session(turn.session_id)
         return
     if turn.cancel_requested:
@@ -240,12 +261,16 @@ def execute_turn(turn_id: str) -> None:
         else:
             request = _request(turn, surface)
             sink, settings = DatabaseSink(turn.session_id), runtime_settings()
+            journal = _journal(turn) if turn.attempts > 1 else None
             if turn.parked_state:
-                body = resume_turn(surface, request, turn.parked_state, _decisions(turn), sink, settings)
+                decisions = _decisions(turn)
+                body = resume_turn(surface, request, turn.parked_state, decisions, sink, settings, journal)
             else:
-                body = run_turn(surface, request, sink, settings)
+                body = run_turn(surface, request, sink, settings, journal)
             outcome = asyncio.run(_watched(turn.pk, request, body))
             _record(turn, outcome, len(request.history))
+    except (OperationalError, InterfaceError):
+        raise  # the database, not the turn: the task retries and resumes it from the log
     except Exception as failure:
         logger.exception(
             "turn %s failed inside the platform",

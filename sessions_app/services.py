@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import secrets
 from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from agent_platform.models import Principal
 from agents.discovery import AgentSurface
@@ -32,6 +34,7 @@ from sessions_app.models import (
     TurnStatus,
 )
 
+logger = logging.getLogger(__name__)
 ACTIVE_TURNS = (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED)
 INTERRUPTED = "turn interrupted"
 
@@ -239,9 +242,14 @@ def args_digest(args: Any) -> str:
 
 
 def enqueue_turn(turn_id: str) -> None:
+    """Hand the turn to a worker. With the broker down the request still succeeds: the
+    turn is recorded as queued, and the sweeper hands it out once the broker is back."""
     from sessions_app.tasks import run_turn
 
-    run_turn.delay(turn_id)
+    try:
+        run_turn.delay(turn_id)
+    except BrokerUnavailable:
+        logger.warning("could not enqueue turn %s; the sweeper will", turn_id, exc_info=True)
 
 
 def dispatch_next(session_id: str) -> None:
