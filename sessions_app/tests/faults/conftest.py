@@ -1,0 +1,74 @@
+"""Fixtures of the fault suite (RELIABILITY.md §1 rows 1-9).
+
+``stack`` is the distributed form on the test database and the shared Redis (its
+own task queue), started once for the suite. Every fault test runs with
+``fault``: before it, no crash point is armed; after it, once no turn is left
+queued or running, ``assert_log_invariants`` checks every session it made.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from django.db import connection
+
+from agent_platform.tests.factories import issue_token
+from sessions_app.models import Turn, TurnStatus
+from sessions_app.tests.faults.invariants import assert_log_invariants
+from sessions_app.tests.faults.stack import DEADLINE, Stack
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "/tests/faults/" in str(item.fspath):
+            item.add_marker(pytest.mark.fault)
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def stack(django_db_setup, django_db_blocker, live_agents_dir, tmp_path_factory):
+    if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
+        pytest.skip("the fault suite needs DATABASE_URL (Postgres) and REDIS_URL")
+    started = Stack.start(
+        tmp_path_factory.mktemp("fault-stack"), database_url(), os.environ["REDIS_URL"], live_agents_dir
+    )
+    yield started
+    started.stop()
+
+
+def wait_settled(timeout: float = DEADLINE) -> None:
+    """Until no turn is queued or running (a test's turns are all over)."""
+    deadline = time.monotonic() + timeout
+    busy = (TurnStatus.QUEUED, TurnStatus.RUNNING)
+    while Turn.objects.filter(status__in=busy).exists():
+        if time.monotonic() > deadline:
+            left = list(Turn.objects.filter(status__in=busy).values_list("pk", "status", "attempts"))
+            raise AssertionError(f"turns still busy after the test: {left}")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def fault(stack, transactional_db, settings, live_agents_dir):
+    """The stack, clean before the test and checked after it."""
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
+    stack.ensure_running()
+    stack.disarm_all()
+    yield stack
+    stack.close_clients()
+    armed = stack.armed()
+    stack.disarm_all()
+    stack.ensure_running()
+    wait_settled()
+    assert_log_invariants()
+    assert not armed, f"crash points armed but never reached: {armed}"
+
+
+@pytest.fixture
+def token(alice) -> str:
+    return issue_token(alice)
