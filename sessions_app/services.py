@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
@@ -255,9 +256,11 @@ def enqueue_turn(turn_id: str) -> None:
 def dispatch_next(session_id: str) -> None:
     """Hand the session's next queued turn to a worker, unless a turn is running or parked."""
     turns = Turn.objects.filter(session_id=session_id)
-    if turns.filter(status__in=(TurnStatus.RUNNING, TurnStatus.PARKED)).exists():
-        return
-    next_turn = turns.filter(status=TurnStatus.QUEUED).order_by("created_at").first()
+    busy = turns.filter(status__in=(TurnStatus.RUNNING, TurnStatus.PARKED))
+    # One statement, one snapshot: checked apart, the next turn could be claimed between
+    # the check and the pick, and the one after it handed out beside it.
+    queued = turns.filter(~Exists(busy), status=TurnStatus.QUEUED)
+    next_turn = queued.order_by("created_at").first()
     if next_turn is not None:
         enqueue_turn(next_turn.pk)
 

@@ -55,11 +55,16 @@ def wait_settled(timeout: float = DEADLINE) -> None:
 
 @pytest.fixture
 def fault(stack, transactional_db, settings, live_agents_dir):
-    """The stack, clean before the test and checked after it."""
+    """The stack, clean before the test and checked after it. Tasks this process sends
+    (a request made in-process, a re-published task) go to the stack's worker."""
+    from agent_platform.celery import app
+
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
+    previous, app.conf.task_default_queue = app.conf.task_default_queue, stack.queue
     stack.ensure_running()
     stack.disarm_all()
     yield stack
+    app.conf.task_default_queue = previous
     stack.close_clients()
     armed = stack.armed()
     stack.disarm_all()
@@ -72,3 +77,32 @@ def fault(stack, transactional_db, settings, live_agents_dir):
 @pytest.fixture
 def token(alice) -> str:
     return issue_token(alice)
+
+
+@pytest.fixture
+def one_running_turn_per_session(fault):
+    """Samples the turns table every few milliseconds during the test; fails it if a
+    session ever had two running turns."""
+    import threading
+
+    from django.db import connections
+    from django.db.models import Count
+
+    seen: list[dict] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        try:
+            while not stop.is_set():
+                running = Turn.objects.filter(status=TurnStatus.RUNNING).values("session_id")
+                seen.extend(running.annotate(n=Count("id")).filter(n__gt=1))
+                time.sleep(0.01)
+        finally:
+            connections.close_all()
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    yield
+    stop.set()
+    sampler.join(timeout=10)
+    assert not seen, f"sessions with two running turns at once: {seen[:5]}"

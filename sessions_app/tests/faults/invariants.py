@@ -103,19 +103,3 @@ def assert_log_invariants(session_ids: list[str] | None = None, cursor: Any = No
     doubled = {call: n for call, n in effects.items() if n > 1}
     assert not doubled, f"external effects made more than once: {doubled}"
     return dict(events)
-
-
-def ledger(cursor: Any = None) -> dict[str, Counter[str]]:
-    """``{"run": Counter(call_id), "effect": Counter(call_id)}`` from the fake tools' ledger."""
-    if cursor is None:
-        from django.db import connection
-
-        with connection.cursor() as django_cursor:
-            return ledger(django_cursor)
-    found: dict[str, Counter[str]] = {"run": Counter(), "effect": Counter()}
-    kv_table = KVEntry._meta.db_table
-    for (key,) in _rows(cursor, f"SELECT key FROM {kv_table} WHERE key LIKE %s", ["ledger/%"]):  # noqa: S608
-        parts = key.split("/")
-        if len(parts) == 4 and parts[1] in found:
-            found[parts[1]][parts[2]] += 1
-    return found

@@ -11,33 +11,10 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Any
 
-from sessions_app.models import KVEntry, Turn, TurnStatus
-from sessions_app.tests.faults.invariants import ledger
+from sessions_app.models import Turn, TurnStatus
 from sessions_app.tests.faults.stack import wait_until
-
-
-def types(events: list[dict[str, Any]]) -> list[str]:
-    return [event["type"] for event in events]
-
-
-def call_ids(events: list[dict[str, Any]]) -> dict[str, str]:
-    """``{ledger key: call id}`` of the effect calls the turn asked for."""
-    return {
-        call["args"]["key"]: call["callId"]
-        for event in events
-        if event["type"] == "actions.requested"
-        for call in event["data"]["calls"]
-    }
-
-
-def running_pid(key: str) -> int | None:
-    """The PID of the process running the effect call for ``key`` (from its ledger row)."""
-    for value in KVEntry.objects.filter(key__startswith="ledger/run/").values_list("value", flat=True):
-        if value.get("key") == key:
-            return int(value["pid"])
-    return None
+from sessions_app.tests.faults.tools import call_ids, ledger, running_pid, types
 
 
 def test_a_pool_process_killed_mid_call_resumes_from_the_log(fault, token):
