@@ -58,8 +58,14 @@ class DatabaseSink:
     """The runtime's events, appended durably to the session's log."""
 
     session_id: str
+    # Set when the worker goes away mid-turn (Celery terminating it, a time limit): what
+    # the cancelled runtime says then ("turn interrupted") is not recorded, because the
+    # turn is not over; it is taken up again from its log.
+    closed: bool = False
 
     async def emit(self, type: EventType, data: dict[str, Any], turn_id: str | None) -> None:
+        if self.closed:
+            return
         await in_thread(append_event)(self.session_id, type, data, turn_id)
         crash_point(f"after-{type}")
 
@@ -136,6 +142,19 @@ async def _watched(turn_id: str, request: TurnRequest, body: Any) -> TurnOutcome
             await in_thread(Turn.objects.filter(pk=turn_id).update)(lease_until=timezone.now() + _lease())
             last_renewal = now
     return await task
+
+
+def _run_to_end(sink: DatabaseSink, body: Any) -> TurnOutcome:
+    """``asyncio.run(body)``, except that when something stops the loop from outside
+    (SystemExit from a terminating worker, a time limit) the sink closes before the
+    turn's tasks are cancelled."""
+    with asyncio.Runner() as runner:
+        try:
+            outcome: TurnOutcome = runner.run(body)
+        except BaseException:
+            sink.closed = True
+            raise
+    return outcome
 
 
 def _decisions(turn: Turn) -> dict[str, Decision]:
@@ -267,7 +286,7 @@ def execute_turn(turn_id: str) -> None:
                 body = resume_turn(surface, request, turn.parked_state, decisions, sink, settings, journal)
             else:
                 body = run_turn(surface, request, sink, settings, journal)
-            outcome = asyncio.run(_watched(turn.pk, request, body))
+            outcome = _run_to_end(sink, _watched(turn.pk, request, body))
             _record(turn, outcome, len(request.history))
     except (OperationalError, InterfaceError):
         raise  # the database, not the turn: the task retries and resumes it from the log

@@ -26,18 +26,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.fault)
 
 
-def database_url() -> str:
+@pytest.fixture(scope="session")
+def test_database_url(django_db_setup) -> str:
+    """The URL of the test database (created by pytest-django), for the servers we start."""
+    if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
+        pytest.skip("the fault suite needs DATABASE_URL (Postgres) and REDIS_URL")
     db = connection.settings_dict
     return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 @pytest.fixture(scope="session")
-def stack(django_db_setup, django_db_blocker, live_agents_dir, tmp_path_factory):
-    if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
-        pytest.skip("the fault suite needs DATABASE_URL (Postgres) and REDIS_URL")
-    started = Stack.start(
-        tmp_path_factory.mktemp("fault-stack"), database_url(), os.environ["REDIS_URL"], live_agents_dir
-    )
+def stack(test_database_url, live_agents_dir, tmp_path_factory):
+    work = tmp_path_factory.mktemp("fault-stack")
+    started = Stack.start(work, test_database_url, os.environ["REDIS_URL"], live_agents_dir)
     yield started
     started.stop()
 

@@ -30,10 +30,17 @@ class WebSocket:
         if rcvbuf is not None:  # before connect, so the TCP window is small from the start
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.settimeout(timeout)
-        self.sock.connect(("127.0.0.1", port))
         self.buffer = b""
         self.close_code: int | None = None
         self.close_reason = ""
+        try:
+            self._handshake(port, path, token)
+        except BaseException:
+            self.sock.close()
+            raise
+
+    def _handshake(self, port: int, path: str, token: str) -> None:
+        self.sock.connect(("127.0.0.1", port))
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall(
             (
@@ -45,7 +52,6 @@ class WebSocket:
             self._fill()
         head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
         if b" 101 " not in head.split(b"\r\n", 1)[0] + b" ":
-            self.sock.close()
             raise HandshakeRefused(head.decode(errors="replace"))
 
     def _fill(self) -> None:
