@@ -175,14 +175,20 @@ def _journal(turn: Turn) -> Journal:
 
 
 def _fail(turn: Turn, message: str, reason: str | None = None) -> None:
+    """End the turn with ``turn.failed``, unless its end is in the log already (a lost
+    attempt logged it before its worker died): then the row says what the log says."""
+    ends = (EventType.TURN_COMPLETED, EventType.TURN_FAILED)
     with transaction.atomic():
-        ended = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
-            status=TurnStatus.FAILED, failure_message=message, ended_at=timezone.now(), lease_until=None
+        logged_end = (
+            Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk, type__in=ends)
+            .values_list("type", flat=True)
+            .first()
         )
-        # A lost attempt may have logged the turn's end before its worker died.
-        ends = (EventType.TURN_COMPLETED, EventType.TURN_FAILED)
-        logged_end = Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk, type__in=ends).exists()
-        if ended and not logged_end:
+        status = TurnStatus.COMPLETED if logged_end == EventType.TURN_COMPLETED else TurnStatus.FAILED
+        ended = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+            status=status, failure_message=message, ended_at=timezone.now(), lease_until=None
+        )
+        if ended and logged_end is None:
             data = {"message": message, **({"reason": reason} if reason else {})}
             append_events(turn.session_id, [NewEvent(EventType.TURN_FAILED, data, turn.pk)])
 
@@ -264,7 +270,13 @@ def execute_turn(turn_id: str) -> None:
     turn = claim_turn(turn_id)
     if turn is None:
         return
-    if turn.attempts > platform_settings.TURN_MAX_ATTEMPTS:
+    journal = _journal(turn) if turn.attempts > 1 else None
+    logged_end = journal.end if journal is not None else None
+    if logged_end is not None and logged_end[0] == EventType.TURN_FAILED:
+        _fail(turn, str(logged_end[1].get("message", "")))  # a lost attempt ended it: record that
+        settle_session(turn.session_id)
+        return
+    if turn.attempts > platform_settings.TURN_MAX_ATTEMPTS and logged_end is None:
         _fail(turn, f"the worker running this turn was lost {turn.attempts - 1} times; giving up", "worker_lost")
         settle_session(turn.session_id)
         return
@@ -280,7 +292,6 @@ def execute_turn(turn_id: str) -> None:
         else:
             request = _request(turn, surface)
             sink, settings = DatabaseSink(turn.session_id), runtime_settings()
-            journal = _journal(turn) if turn.attempts > 1 else None
             if turn.parked_state:
                 decisions = _decisions(turn)
                 body = resume_turn(surface, request, turn.parked_state, decisions, sink, settings, journal)

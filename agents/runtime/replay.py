@@ -96,6 +96,8 @@ class Journal:
         self._results: dict[str, CallResult] = {}
         # Delta text logged per (type, parentCallId, step) that a new attempt has not yet re-sent.
         self._unsent: dict[tuple[str, str | None, int], str] = {}
+        # The turn's terminal event, if an attempt logged it: (type, data).
+        self.end: tuple[str, Mapping[str, Any]] | None = None
         current: dict[str | None, int] = {}
         for type, data in events:
             parent = data.get("parentCallId")
@@ -109,6 +111,8 @@ class Journal:
             key = event_key(type, data, parent, step)
             if key is not None:
                 self._keys.add(key)
+            if key == (_ENDED, None, None):
+                self.end = (type, data)
             self._note(type, data, parent, step)
 
     def _note(self, type: str, data: Mapping[str, Any], parent: str | None, step: int) -> None:
@@ -170,7 +174,7 @@ class Journal:
     @property
     def ended(self) -> bool:
         """Whether the turn's terminal event is already logged."""
-        return (_ENDED, None, None) in self._keys
+        return self.end is not None
 
 
 def _raw(args: Any) -> str:

@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 
 from agent_platform.tests.factories import issue_token
-from sessions_app.models import Turn, TurnStatus
+from sessions_app.models import Session, SessionStatus, Turn, TurnStatus
 from sessions_app.tests.faults.invariants import assert_log_invariants
 from sessions_app.tests.faults.stack import DEADLINE, Stack
 
@@ -44,14 +44,23 @@ def stack(test_database_url, live_agents_dir, tmp_path_factory):
 
 
 def wait_settled(timeout: float = DEADLINE) -> None:
-    """Until no turn is queued or running (a test's turns are all over)."""
+    """Until no turn is queued or running and every session has settled after its last
+    turn (a test's turns are all over, and the worker is done with them)."""
     deadline = time.monotonic() + timeout
     busy = (TurnStatus.QUEUED, TurnStatus.RUNNING)
-    while Turn.objects.filter(status__in=busy).exists():
+    while Turn.objects.filter(status__in=busy).exists() or Session.objects.filter(status=SessionStatus.RUNNING).exists():
         if time.monotonic() > deadline:
             left = list(Turn.objects.filter(status__in=busy).values_list("pk", "status", "attempts"))
-            raise AssertionError(f"turns still busy after the test: {left}")
+            raise AssertionError(f"turns or sessions still busy after the test: {left}")
         time.sleep(0.1)
+
+
+def yield_in_deadlocks() -> None:
+    """The database flush after a test takes every table's lock; a query of the stack's
+    background tasks (beat's sweeps) may take two tables in the other order. Whoever
+    waits the shorter deadlock_timeout is the one cancelled: let it be theirs."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET deadlock_timeout = '20s'")
 
 
 @pytest.fixture
@@ -71,6 +80,7 @@ def fault(stack, transactional_db, settings, live_agents_dir):
     stack.disarm_all()
     stack.ensure_running()
     wait_settled()
+    yield_in_deadlocks()
     assert_log_invariants()
     assert not armed, f"crash points armed but never reached: {armed}"
 

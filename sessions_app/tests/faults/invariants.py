@@ -12,10 +12,10 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
-from sessions_app.models import Event, KVEntry, Session, Turn
+from sessions_app.models import Event, Session, Turn
+from sessions_app.tests.faults.tools import ledger, run_times
 
 TERMINAL = ("turn.completed", "turn.failed")
-LEDGER_EFFECT = re.compile(r"^ledger/effect/(?P<call>[^/]+)/")
 IDS = re.compile(r"\b(?:ses|turn|call)_[0-9a-z]+\b")
 
 
@@ -31,7 +31,8 @@ def assert_log_invariants(session_ids: list[str] | None = None, cursor: Any = No
     - every turn has at most one ``turn.started`` and exactly one terminal event, and
       its row says completed or failed (no turn is left running, queued or parked);
     - every ``action.result`` answers a requested call, at most once per call id;
-    - the side-effect ledger holds at most one effect per call id;
+    - the side-effect ledger holds at most one effect per call id, and no call ran
+      again once its result was logged;
     - no event carries an id of another tenant's session, turn or call.
 
     Returns what it read (events per session), for further assertions.
@@ -42,18 +43,21 @@ def assert_log_invariants(session_ids: list[str] | None = None, cursor: Any = No
         with connection.cursor() as django_cursor:
             return assert_log_invariants(session_ids, django_cursor)
     sessions_table, events_table = Session._meta.db_table, Event._meta.db_table
-    turns_table, kv_table = Turn._meta.db_table, KVEntry._meta.db_table
+    turns_table = Turn._meta.db_table
     tenants = dict(_rows(cursor, f"SELECT id, tenant_id FROM {sessions_table}", []))  # noqa: S608
     wanted = sorted(tenants if session_ids is None else session_ids)
     events: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for session_id, index, type, turn_id, data in _rows(
+    result_at: dict[str, Any] = {}
+    for session_id, index, type, turn_id, data, at in _rows(
         cursor,
-        f"SELECT session_id, index, type, turn_id, data FROM {events_table} "  # noqa: S608
+        f"SELECT session_id, index, type, turn_id, data, at FROM {events_table} "  # noqa: S608
         "WHERE session_id = ANY(%s) ORDER BY session_id, index",
         [wanted],
     ):
         data = json.loads(data) if isinstance(data, str) else data
         events[session_id].append({"index": index, "type": type, "turnId": turn_id, "data": data})
+        if type == "action.result":
+            result_at[data["callId"]] = at
     turns = _rows(
         cursor,
         f"SELECT id, session_id, status, attempts FROM {turns_table} WHERE session_id = ANY(%s)",  # noqa: S608
@@ -95,11 +99,11 @@ def assert_log_invariants(session_ids: list[str] | None = None, cursor: Any = No
                 owner = owner_of.get(found)
                 assert owner in (None, tenants[session_id]), f"{session_id}#{event['index']} names {found}"
 
-    effects: Counter[str] = Counter()
-    for (key,) in _rows(cursor, f"SELECT key FROM {kv_table} WHERE key LIKE %s", ["ledger/effect/%"]):  # noqa: S608
-        match = LEDGER_EFFECT.match(key)
-        if match:
-            effects[match["call"]] += 1
-    doubled = {call: n for call, n in effects.items() if n > 1}
+    # The ledger of the faults agent's tools: an effect at most once per call id, and no
+    # run of a call that started after its result was in the log (it was run again).
+    doubled = {call: n for call, n in ledger(cursor)["effect"].items() if n > 1}
     assert not doubled, f"external effects made more than once: {doubled}"
+    for call_id, starts in run_times(cursor).items():
+        logged_at = result_at.get(call_id)
+        assert logged_at is None or max(starts) < logged_at, f"{call_id} ran again after its result was logged"
     return dict(events)

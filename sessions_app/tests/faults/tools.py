@@ -1,8 +1,9 @@
 """What the faults agent's tools leave behind (its side-effect ledger) and wait for (gates).
 
-The ``effect`` tool writes ``ledger/run/<callId>/<uuid>`` (with its PID) when a run
-starts and ``ledger/effect/<callId>/<uuid>`` when its effect is made, in the
-agent's key-value store; with ``gate``, it waits for the key ``gate/<name>``.
+The ``effect`` tool writes ``ledger/run/<callId>/<uuid>`` (with its PID) each time a
+run starts and ``ledger/effect/<callId>`` when its effect is made (once per call id,
+its idempotency key), in the agent's key-value store; with ``gate``, it waits for
+the key ``gate/<name>``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,22 @@ def ledger(cursor: Any = None) -> dict[str, Counter[str]]:
     found: dict[str, Counter[str]] = {"run": Counter(), "effect": Counter()}
     cursor.execute(f"SELECT key FROM {KVEntry._meta.db_table} WHERE key LIKE %s", ["ledger/%"])  # noqa: S608
     for (key,) in cursor.fetchall():
-        parts = key.split("/")
-        if len(parts) == 4 and parts[1] in found:
-            found[parts[1]][parts[2]] += 1
+        _, kind, call_id, *_ = key.split("/")
+        if kind in found:
+            found[kind][call_id] += 1
     return found
+
+
+def run_times(cursor: Any) -> dict[str, list[Any]]:
+    """``{call id: [when each run started]}`` from the ledger."""
+    cursor.execute(
+        f"SELECT key, updated_at FROM {KVEntry._meta.db_table} WHERE key LIKE %s",  # noqa: S608
+        ["ledger/run/%"],
+    )
+    starts: dict[str, list[Any]] = {}
+    for key, at in cursor.fetchall():
+        starts.setdefault(key.split("/")[2], []).append(at)
+    return starts
 
 
 def open_gate(session_id: str, name: str) -> None:

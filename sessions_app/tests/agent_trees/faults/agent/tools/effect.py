@@ -9,7 +9,8 @@ from agents.sdk import ToolContext, tool
 @tool(effect="write", timeout=60)
 async def effect(ctx: ToolContext, key: str, hold: float = 0, die: bool = False, gate: str = "") -> str:
     """Make one external effect, recorded in the ledger: a run row (with this process's
-    PID) when it starts, an effect row when it is done.
+    PID) each time it starts, and the effect, made once per call id (``ctx.call_id``
+    is the idempotency key a retried call keeps).
 
     ``hold``: on the first run of a call, wait this long before the effect (a test
     kills the worker meanwhile); ``gate``: wait until the key ``gate/<gate>`` exists
@@ -23,5 +24,5 @@ async def effect(ctx: ToolContext, key: str, hold: float = 0, die: bool = False,
         await asyncio.sleep(hold)
     while gate and await kv.get(f"gate/{gate}") is None:
         await asyncio.sleep(0.05)
-    await kv.put(f"ledger/effect/{ctx.call_id}/{uuid.uuid4().hex}", {"key": key})
+    await kv.put(f"ledger/effect/{ctx.call_id}", {"key": key})
     return f"did {key}"
