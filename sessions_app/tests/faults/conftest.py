@@ -48,7 +48,8 @@ def wait_settled(timeout: float = DEADLINE) -> None:
     turn (a test's turns are all over, and the worker is done with them)."""
     deadline = time.monotonic() + timeout
     busy = (TurnStatus.QUEUED, TurnStatus.RUNNING)
-    while Turn.objects.filter(status__in=busy).exists() or Session.objects.filter(status=SessionStatus.RUNNING).exists():
+    unsettled = Session.objects.filter(status=SessionStatus.RUNNING)
+    while Turn.objects.filter(status__in=busy).exists() or unsettled.exists():
         if time.monotonic() > deadline:
             left = list(Turn.objects.filter(status__in=busy).values_list("pk", "status", "attempts"))
             raise AssertionError(f"turns or sessions still busy after the test: {left}")
