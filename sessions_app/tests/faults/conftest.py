@@ -1,7 +1,7 @@
 """Fixtures of the fault suite (RELIABILITY.md §1 rows 1-9).
 
 ``stack`` is the distributed form on the test database and the shared Redis (its
-own task queue), started once for the suite. Every fault test runs with
+own task queue), started once for this package. Every fault test runs with
 ``fault``: before it, no crash point is armed; after it, once no turn is left
 queued or running, ``assert_log_invariants`` checks every session it made.
 """
@@ -35,7 +35,9 @@ def test_database_url(django_db_setup) -> str:
     return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
-@pytest.fixture(scope="session")
+# Package scope: the stack's beat sweeps the test database, so it must be gone before
+# the rest of the suite runs (it would hand their queued turns to its own worker).
+@pytest.fixture(scope="package")
 def stack(test_database_url, live_agents_dir, tmp_path_factory):
     work = tmp_path_factory.mktemp("fault-stack")
     started = Stack.start(work, test_database_url, os.environ["REDIS_URL"], live_agents_dir)
