@@ -20,12 +20,6 @@ from sessions_app.tests.faults.invariants import assert_log_invariants
 from sessions_app.tests.faults.stack import DEADLINE, Stack
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if "/tests/faults/" in str(item.fspath):
-            item.add_marker(pytest.mark.fault)
-
-
 @pytest.fixture(scope="session")
 def test_database_url(django_db_setup) -> str:
     """The URL of the test database (created by pytest-django), for the servers we start."""

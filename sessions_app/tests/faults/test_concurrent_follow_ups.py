@@ -17,6 +17,8 @@ from django.db import connections
 from sessions_app.models import Turn
 from sessions_app.tests.faults.tools import open_gate, types
 
+pytestmark = pytest.mark.fault
+
 BURST = 20
 
 

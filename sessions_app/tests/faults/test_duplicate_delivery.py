@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from django.db import connections
 
 from sessions_app.execution import execute_turn
@@ -17,6 +18,8 @@ from sessions_app.models import Turn
 from sessions_app.tasks import run_turn
 from sessions_app.tests.faults.stack import wait_until
 from sessions_app.tests.faults.tools import call_ids, ledger, open_gate, running_pid, types
+
+pytestmark = pytest.mark.fault
 
 
 def test_a_turn_task_delivered_again_during_and_after_the_turn_runs_once(fault, token):

@@ -24,6 +24,8 @@ from sessions_app.events import EventType
 from sessions_app.tests.faults.stack import raw_get
 from sessions_app.tests.faults.wsclient import WebSocket
 
+pytestmark = pytest.mark.fault
+
 SENTINEL = {"sentinel": True}
 CALLS = 8
 

@@ -30,7 +30,7 @@ from sessions_app.tests.faults.stack import PYTHON, ROOT, Client, Stack, raw_get
 from sessions_app.tests.faults.wsclient import HandshakeRefused, WebSocket
 
 # The platform runs on its own servers; the test database is only copied from (it must exist).
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
 OUTAGE_SECONDS = 2.0  # how long a server stays down
 TOKEN_SCRIPT = """
 from agent_platform.models import ApiToken, Principal, Tenant
@@ -150,7 +150,8 @@ class ResumingReader(threading.Thread):
             conn.close()
 
 
-def test_a_redis_restart_loses_no_accepted_turn_and_streams_resume_without_gaps(servers):
+@pytest.mark.parametrize("stop", ["sigkill", "shutdown-nosave"])
+def test_a_redis_restart_loses_no_accepted_turn_and_streams_resume_without_gaps(servers, stop):
     client = servers.client()
     running = client.start('/call effect {"key": "across", "hold": 3}')
     client.wait_for(running["sessionId"], "actions.requested")
@@ -158,14 +159,17 @@ def test_a_redis_restart_loses_no_accepted_turn_and_streams_resume_without_gaps(
     for reader in readers:
         reader.start()
 
-    servers.redis.kill()  # no persistence: the broker's queue and the channel layer are gone
+    # No persistence either way: the broker's queue and the channel layer are gone.
+    servers.redis.kill() if stop == "sigkill" else servers.redis.shutdown_nosave()
     during = client.start("sent while redis is down")  # accepted: the turn is in the database
     assert client.call("GET", f"/faults/v1/session/{running['sessionId']}")[0] == 200
     time.sleep(OUTAGE_SECONDS)  # the outage lasts a while
     servers.redis.start()
 
     after = client.start("sent after the restart")
-    for started in (running, during, after):
+    # The worker consumes again (no silent stall after a broker restart: celery#9054, #10205).
+    assert client.wait_turn_ended(after["sessionId"], after["turnId"], timeout=30)["type"] == "turn.completed"
+    for started in (running, during):
         end = client.wait_turn_ended(started["sessionId"], started["turnId"], timeout=60)
         assert end["type"] == "turn.completed", end
     log = client.wait_for(running["sessionId"], "session.waiting")

@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from django.db import connections
 
 from bench.harness import rss_kb
@@ -25,6 +26,8 @@ from sessions_app.eventlog import NewEvent, append_event, append_events
 from sessions_app.events import EventType
 from sessions_app.tests.faults.stack import wait_until
 from sessions_app.tests.faults.wsclient import WebSocket
+
+pytestmark = pytest.mark.fault
 
 EVENTS = 10_000
 BATCH = 250
