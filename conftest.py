@@ -157,3 +157,11 @@ def live(celery_worker_process, live_agents_dir, settings, transactional_db, cli
     while Turn.objects.filter(status=TurnStatus.RUNNING).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.3)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Browser tests run last: Playwright keeps an event loop on the test thread while
+    a browser is open, and pytest-django's database ordering would otherwise put async
+    tests after them."""
+    items.sort(key=lambda item: item.nodeid.startswith("browser_tests/"))

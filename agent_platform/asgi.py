@@ -9,16 +9,24 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
 # Django must be set up before anything imports models.
 django_asgi_app = get_asgi_application()
 
+from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from agent_platform import daphne_limits  # noqa: E402
+from agent_platform.body_limit import BodyLimit  # noqa: E402
 from agent_platform.ws_security import BrowserOriginValidator  # noqa: E402
 from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
+# Daphne itself refuses oversized bodies as they arrive, before it buffers them.
+daphne_limits.install()
+
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # Bodies over DATA_UPLOAD_MAX_MEMORY_SIZE get 413 before Django spools them.
+        "http": BodyLimit(django_asgi_app),
         # Origin checked against ALLOWED_HOSTS: a page on another site cannot
         # open a socket with the visitor's cookies (cross-site WebSocket hijacking).
-        "websocket": BrowserOriginValidator(URLRouter(websocket_urlpatterns)),
+        # The auth stack reads the playground's session cookie (signed-in staff).
+        "websocket": BrowserOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.http import HttpRequest
 from rest_framework import exceptions
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.authentication import BaseAuthentication, CSRFCheck, get_authorization_header
 from rest_framework.request import Request
 
 from agent_platform.conf import platform_settings
@@ -31,6 +31,9 @@ class AuthenticatedPrincipal:
 
     principal: Principal
     token: ApiToken | None = None
+    # The anonymous developer on loopback in dev mode operates the whole local
+    # platform: the playground lists and opens every principal's sessions.
+    sees_all_sessions: bool = False
 
     is_authenticated = True
     is_anonymous = False
@@ -98,6 +101,19 @@ def principal_for_token(token: str) -> AuthenticatedPrincipal | None:
     return AuthenticatedPrincipal(principal=row.principal, token=row)
 
 
+def principal_for_user(user: Any) -> AuthenticatedPrincipal | None:
+    """The principal linked to a signed-in Django user (staff using the playground), or None."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    principal = Principal.objects.select_related("tenant").filter(user_id=user.pk).first()
+    return None if principal is None else AuthenticatedPrincipal(principal=principal)
+
+
+def local_developer() -> AuthenticatedPrincipal:
+    """The anonymous loopback caller in dev mode."""
+    return AuthenticatedPrincipal(principal=get_dev_principal(), sees_all_sessions=True)
+
+
 def bearer_token(header: bytes) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header, or None if absent.
 
@@ -121,7 +137,9 @@ def authenticate_websocket(scope: dict[str, Any]) -> AuthenticatedPrincipal | No
     Credentials come from an ``Authorization: Bearer`` header or, since browsers
     cannot set headers on a WebSocket, from the subprotocol list
     ``["bearer", "<token>"]``. Never from the query string, which ends up in logs.
-    In dev mode a loopback handshake without credentials is the dev principal.
+    Then the playground's session cookie (a signed-in user linked to a principal;
+    the origin check in ``ws_security`` keeps other sites from using it). In dev
+    mode a loopback handshake without credentials is the dev principal.
     """
     headers = {name.decode("latin-1").lower(): value for name, value in scope.get("headers", [])}
     token = None
@@ -135,22 +153,30 @@ def authenticate_websocket(scope: dict[str, Any]) -> AuthenticatedPrincipal | No
         token = protocols[position + 1] if position + 1 < len(protocols) else None
     if token is not None:
         return principal_for_token(token)
+    signed_in = principal_for_user(scope.get("user"))
+    if signed_in is not None:
+        return signed_in
     client = scope.get("client") or ("", 0)
     forwarded = "x-forwarded-for" in headers or "forwarded" in headers
     if platform_settings.DEV and _is_loopback_address(client[0], forwarded):
-        return AuthenticatedPrincipal(principal=get_dev_principal())
+        return local_developer()
     return None
 
 
 class BearerTokenAuthentication(BaseAuthentication):
-    """``Authorization: Bearer <token>``; in dev mode, loopback calls without one
-    act as the local dev principal."""
+    """``Authorization: Bearer <token>``. Without one: the playground's session cookie
+    (a signed-in Django user linked to a principal; CSRF-checked like Django's own
+    forms), and in dev mode, loopback calls act as the local developer."""
 
     def authenticate(self, request: Request) -> tuple[AuthenticatedPrincipal, ApiToken | None] | None:
         token = bearer_token(get_authorization_header(request))
         if token is None:
+            signed_in = principal_for_user(getattr(request._request, "user", None))
+            if signed_in is not None:
+                self._enforce_csrf(request)
+                return signed_in, None
             if platform_settings.DEV and is_loopback_request(request._request):
-                return AuthenticatedPrincipal(principal=get_dev_principal()), None
+                return local_developer(), None
             return None
         user = principal_for_token(token)
         if user is None:
@@ -159,3 +185,12 @@ class BearerTokenAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'
+
+    @staticmethod
+    def _enforce_csrf(request: Request) -> None:
+        """A cookie is sent by the browser on its own, so writes must carry the CSRF token."""
+        check = CSRFCheck(lambda r: None)  # type: ignore[arg-type]
+        check.process_request(request._request)
+        reason = check.process_view(request._request, None, (), {})  # type: ignore[arg-type]
+        if reason:
+            raise exceptions.PermissionDenied(f"CSRF failed: {reason}")

@@ -28,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "TURN_LEASE_SECONDS": 30,
     "TURN_MAX_ATTEMPTS": 3,
     "STREAM_POLL_SECONDS": 1.0,
+    "OUTBOUND_ALLOW": (),
 }
 
 

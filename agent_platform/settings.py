@@ -181,6 +181,9 @@ PLATFORM = {
     # in-memory channel layer cannot carry the worker threads' signals to the server's
     # event loop, so the embedded form relies on this.
     "STREAM_POLL_SECONDS": 1.0 if REDIS_URL else 0.05,
+    # Hosts ("h", "h:port") and networks ("10.0.0.0/8") agent-initiated HTTP (MCP connections,
+    # HTTP tools) may reach although they are not public https; empty in production.
+    "OUTBOUND_ALLOW": tuple(env_list("PLATFORM_OUTBOUND_ALLOW", [])),
 }
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------
@@ -188,7 +191,7 @@ PLATFORM = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["agent_platform.auth.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["agent_platform.parsers.StorableJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "agent_platform.errors.api_exception_handler",
@@ -196,9 +199,21 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent Platform API",
-    "DESCRIPTION": "Sessions, events and management routes of Agent Platform.",
+    "DESCRIPTION": (
+        "Sessions, events and management routes of Agent Platform. Bodies are JSON of at most "
+        "PLATFORM_MAX_BODY_BYTES (1 MiB by default), nested at most 64 levels; strings may not "
+        "contain NUL (U+0000) or unpaired surrogates. Errors are `{error, message}`."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get their own components, so non-blank strings show as minLength 1.
+    "COMPONENT_SPLIT_REQUEST": True,
+    # 3.1 is full JSON Schema: workspace file names are described with propertyNames.
+    "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "agent_platform.schema.document_error_responses",
+    ],
 }
 
 # --- Celery (RELIABILITY.md §2) -------------------------------------------------------------

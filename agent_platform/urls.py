@@ -1,13 +1,21 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
-from agent_platform import views
+from agent_platform import playground, views
 
 urlpatterns = [
     path("", views.index, name="index"),
     path("healthz", views.healthz, name="healthz"),
+    # Browsers ask for /favicon.ico on pages that name no icon.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    # Under admin/ (a reserved segment), so no agent's slug can shadow it.
+    path("admin/dashboard/", views.dashboard, name="dashboard"),
     path("admin/", admin.site.urls),
     path("api/", include("agent_platform.api.urls")),
+    path("<str:agent_slug>/playground", playground.playground, name="playground"),
+    path("<str:agent_slug>/playground/renderers", playground.ToolRenderersView.as_view(), name="playground-renderers"),
     # Everything else is an agent: /<slug>/v1/... (reserved segments never reach here).
     path("<str:agent_slug>/v1/", include("agents.api.urls")),
     path("<str:agent_slug>/v1/", include("sessions_app.api.urls")),

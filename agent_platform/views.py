@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from agent_platform.admin import staff_tenant
+from agent_platform.auth import get_dev_principal, is_loopback_request
+from agent_platform.conf import platform_settings
+from agent_platform.dashboard import PERIODS, build_dashboard, charts_for
+from agent_platform.errors import error_body
+from agent_platform.models import Tenant
 from agents.registry import served_agents, surface_for
 
 
@@ -24,4 +34,72 @@ def index(request: HttpRequest) -> HttpResponse:
         request,
         "index.html",
         {"rows": [{"agent": agent, "errors": s.errors, "diagnostics": s.all_diagnostics()} for agent, s in rows]},
+    )
+
+
+@dataclass(frozen=True)
+class DashboardViewer:
+    """Whose data a dashboard request may see: one tenant, or every tenant (None)."""
+
+    tenant: Tenant | None
+    chooses_tenant: bool = False
+
+
+def dashboard_viewer(request: HttpRequest) -> DashboardViewer | None:
+    """Superusers see every tenant; staff their principal's tenant; in dev mode an
+    anonymous loopback caller the ``local`` tenant. None: not signed in.
+
+    Raises:
+        PermissionDenied: a staff account linked to no principal.
+    """
+    user = request.user
+    if user.is_authenticated and user.is_active and user.is_staff:
+        if user.is_superuser:
+            return DashboardViewer(None, chooses_tenant=True)
+        tenant = staff_tenant(request)
+        if tenant is None:
+            raise PermissionDenied("This account is linked to no principal.")
+        return DashboardViewer(tenant)
+    if platform_settings.DEV and is_loopback_request(request):
+        return DashboardViewer(get_dev_principal().tenant)
+    return None
+
+
+def _bad_request(message: str) -> JsonResponse:
+    return JsonResponse(error_body("invalid", message), status=400)
+
+
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """``/admin/dashboard/``: activity, failure rate, tokens and cost per agent, latest sessions.
+
+    ``?days=`` picks the period (one of ``PERIODS``); a superuser may pick ``?tenant=<slug>``.
+    """
+    viewer = dashboard_viewer(request)
+    if viewer is None:
+        return redirect_to_login(request.get_full_path(), "admin:login")
+    days_param = request.GET.get("days", str(PERIODS[0]))
+    if days_param not in {str(days) for days in PERIODS}:
+        return _bad_request(f"days must be one of {', '.join(map(str, sorted(PERIODS)))}, not {days_param!r}.")
+    days = int(days_param)
+    tenant, tenants = viewer.tenant, []
+    if viewer.chooses_tenant:
+        tenants = list(Tenant.objects.order_by("slug"))
+        slug = request.GET.get("tenant", "")
+        if slug:
+            tenant = next((t for t in tenants if t.slug == slug), None)
+            if tenant is None:
+                return _bad_request(f"No tenant {slug!r}.")
+    data = build_dashboard(tenant, days)
+    return render(
+        request,
+        "dashboard.html",
+        {
+            "dashboard": data,
+            "charts": charts_for(data),
+            "tenant": tenant,
+            "tenants": tenants,
+            "chooses_tenant": viewer.chooses_tenant,
+            "days": days,
+            "periods": sorted(PERIODS),
+        },
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent_platform.conf import platform_settings
+from agents.runtime.outbound import OutboundPolicy
 from agents.runtime.providers.gateway import ProviderSettings
 from agents.runtime.turn import RuntimeSettings
 
@@ -17,3 +18,8 @@ def runtime_settings() -> RuntimeSettings:
             anthropic_base_url=platform_settings.ANTHROPIC_BASE_URL,
         ),
     )
+
+
+def outbound_policy() -> OutboundPolicy:
+    """Where agent-initiated HTTP may go: public https, plus ``PLATFORM['OUTBOUND_ALLOW']``."""
+    return OutboundPolicy(allow=tuple(platform_settings.OUTBOUND_ALLOW))

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 
 from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
+from agents.config import outbound_policy
 from agents.discovery import AgentSurface, TreeLoader, discover, tree_fingerprint
 from agents.models import Agent, AgentSource
 
@@ -119,7 +120,7 @@ def surface_for(agent: Agent) -> AgentSurface:
         fingerprint = tree_fingerprint(folder)
         if cached is not None and cached.fingerprint == fingerprint:
             return cached.surface
-        surface, loader = discover(folder, agent.slug)
+        surface, loader = discover(folder, agent.slug, outbound=outbound_policy())
         if cached is not None:
             cached.loader.unload()
         _surfaces[agent.path] = _Discovered(fingerprint, surface, loader)

@@ -47,7 +47,7 @@ from sessions_app.eventlog import NewEvent, append_event, append_events
 from sessions_app.events import EventType
 from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.models import Approval, ApprovalStatus, Event, Session, Turn, TurnStatus
-from sessions_app.services import INTERRUPTED, args_digest, settle_session
+from sessions_app.services import INTERRUPTED, args_digest, checked_decision, settle_session
 
 logger = logging.getLogger(__name__)
 CANCEL_POLL_SECONDS = 0.25
@@ -158,12 +158,10 @@ def _run_to_end(sink: DatabaseSink, body: Any) -> TurnOutcome:
 
 
 def _decisions(turn: Turn) -> dict[str, Decision]:
+    # Re-checked here, where the call runs: the parked call must be the one approved.
+    calls = {call["callId"]: call for call in pending_calls(turn.parked_state or {})}
     return {
-        approval.call_id: Decision(
-            approval.status == ApprovalStatus.APPROVED,
-            approval.reason,
-            approval.decided_by.name if approval.decided_by else "",
-        )
+        approval.call_id: checked_decision(approval, calls.get(approval.call_id))
         for approval in turn.approvals.exclude(status=ApprovalStatus.PENDING).select_related("decided_by")
     }
 

@@ -75,7 +75,9 @@ class Session(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["agent", "channel", "continuation_key"],
+                # Per principal: the same Slack thread or PR key seen by two tenants
+                # of a shared agent names two conversations.
+                fields=["agent", "principal", "channel", "continuation_key"],
                 condition=~Q(continuation_key=""),
                 name="session_unique_continuation_key",
             ),

@@ -10,6 +10,7 @@ import json
 import logging
 import secrets
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -20,6 +21,7 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 from agent_platform.models import Principal
 from agents.discovery import AgentSurface
 from agents.models import Agent
+from agents.runtime.turn import Decision
 from agents.runtime.workspace import normalize_workspace_path
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.events import EventType
@@ -122,11 +124,27 @@ def start_session(
     files: Mapping[str, str] | None = None,
     dry_run: bool = False,
     default_model: str = "test",
+    channel: str = "http",
+    continuation_key: str = "",
 ) -> tuple[Session, Turn]:
-    """Create a session with its first turn, queued for a worker."""
+    """Create a session with its first turn, queued for a worker.
+
+    Raises:
+        IntegrityError: the principal already has a session on this agent and channel
+            with this ``continuation_key`` (continue that one instead).
+    """
     files = clean_files(files)
     with transaction.atomic():
-        session = Session(agent=agent, principal=principal, mode=mode, purpose=purpose, title=title, dry_run=dry_run)
+        session = Session(
+            agent=agent,
+            principal=principal,
+            channel=channel,
+            continuation_key=continuation_key,
+            mode=mode,
+            purpose=purpose,
+            title=title,
+            dry_run=dry_run,
+        )
         session.continuation_token = new_continuation_token(session.id)
         session.save()
         turn = Turn.objects.create(session=session, message=message, attachments=files)
@@ -136,7 +154,14 @@ def start_session(
             [
                 NewEvent(
                     EventType.SESSION_STARTED,
-                    {"agent": agent.slug, "mode": mode, "purpose": purpose, "dryRun": dry_run, "title": title},
+                    {
+                        "agent": agent.slug,
+                        "channel": channel,
+                        "mode": mode,
+                        "purpose": purpose,
+                        "dryRun": dry_run,
+                        "title": title,
+                    },
                 ),
                 NewEvent(EventType.AGENT_BOUND, {"agent": agent.slug, "model": model, "testModel": model == "test"}),
                 _message_event(message, turn, files),
@@ -238,8 +263,41 @@ def decide_approval(session: Session, call_id: str, *, approve: bool, reason: st
     return approval
 
 
+def _canonical(value: Any) -> Any:
+    """``value`` as unambiguous JSON for hashing: each value tagged with its kind, and a
+    number as its normalised decimal, because jsonb keeps a number's value but not
+    Python's int/float spelling (``1e16`` is read back as ``10000000000000000``)."""
+    if value is None or isinstance(value, bool):
+        return ["z" if value is None else "b", value]
+    if isinstance(value, (int, float)):
+        return ["n", str(Decimal(repr(value)).normalize())]
+    if isinstance(value, str):
+        return ["s", value]
+    if isinstance(value, (list, tuple)):
+        return ["l", [_canonical(item) for item in value]]
+    if isinstance(value, Mapping):
+        return ["d", sorted([str(key), _canonical(item)] for key, item in value.items())]
+    return ["o", str(value)]
+
+
 def args_digest(args: Any) -> str:
-    return hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()
+    """The SHA-256 an approval binds a call's arguments with; equal for the same JSON value
+    before and after a trip through the database."""
+    return hashlib.sha256(json.dumps(_canonical(args)).encode()).hexdigest()
+
+
+def checked_decision(approval: Approval, call: Mapping[str, Any] | None) -> Decision:
+    """What the executing worker does with a decided call: run it only if it was approved
+    and the parked call still names the tool and arguments the person approved (by hash);
+    anything else is a denial the model sees."""
+    decided_by = approval.decided_by.name if approval.decided_by else ""
+    if (
+        call is None
+        or call.get("toolName") != approval.tool_name
+        or args_digest(call.get("args") or {}) != approval.args_sha256
+    ):
+        return Decision(False, "the call changed after the approval was requested; it was not run", decided_by)
+    return Decision(approval.status == ApprovalStatus.APPROVED, approval.reason, decided_by)
 
 
 def enqueue_turn(turn_id: str) -> None:

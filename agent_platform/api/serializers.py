@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from agent_platform.api.fields import StrictCharField
 from agent_platform.models import ApiToken
 from agents.models import Agent
 
@@ -27,7 +28,7 @@ class IssuedTokenSerializer(ApiTokenSerializer):
 
 
 class TokenRequestSerializer(serializers.Serializer[None]):
-    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    name = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
 
 
 class AgentSerializer(serializers.ModelSerializer[Agent]):

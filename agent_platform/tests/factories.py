@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import factory
+from django.contrib.auth.models import User
 
 from agent_platform.models import ApiToken, Principal, Tenant
 
@@ -29,3 +30,16 @@ def issue_token(principal: Principal, name: str = "test") -> str:
     """A fresh bearer token for ``principal``."""
     _, token = ApiToken.issue(principal, name)
     return token
+
+
+def staff_user_for(principal: Principal, username: str | None = None, password: str | None = None) -> User:
+    """A staff account in the "Tenant staff" group, linked to ``principal`` (it acts as it)."""
+    from django.contrib.auth.models import Group
+
+    from agent_platform.signals import TENANT_STAFF_GROUP
+
+    user = User.objects.create_user(username=username or f"{principal.name}-staff", password=password, is_staff=True)
+    user.groups.add(Group.objects.get(name=TENANT_STAFF_GROUP))
+    principal.user = user
+    principal.save(update_fields=["user"])
+    return user

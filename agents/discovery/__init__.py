@@ -12,14 +12,20 @@ from agents.discovery.discover import discover_agent
 from agents.discovery.extensions import mount_extensions
 from agents.discovery.loader import TreeLoader, tree_fingerprint
 from agents.discovery.surface import FILE_TOOLS, AgentSurface
+from agents.runtime.outbound import OutboundPolicy
 from sessions_app.events import EventType
 
 KNOWN_EVENTS = frozenset(str(event) for event in EventType)
 
 
-def discover(folder: Path, slug: str | None = None) -> tuple[AgentSurface, TreeLoader]:
-    """Discover the agent in ``folder`` (which holds ``agent/``); slug defaults to the folder name."""
-    return discover_agent(folder, slug or folder.name, known_events=KNOWN_EVENTS, mount_extensions=mount_extensions)
+def discover(
+    folder: Path, slug: str | None = None, *, outbound: OutboundPolicy | None = None
+) -> tuple[AgentSurface, TreeLoader]:
+    """Discover the agent in ``folder`` (which holds ``agent/``); slug defaults to the folder
+    name; MCP URLs are checked against ``outbound`` (default: public https only)."""
+    return discover_agent(
+        folder, slug or folder.name, known_events=KNOWN_EVENTS, mount_extensions=mount_extensions, outbound=outbound
+    )
 
 
 __all__ = ["FILE_TOOLS", "AgentSurface", "Diagnostic", "Severity", "TreeLoader", "discover", "tree_fingerprint"]

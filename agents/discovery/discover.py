@@ -23,6 +23,7 @@ from agents.discovery.loader import LoadFailure, TreeLoader, definitions_in
 from agents.discovery.markdown import FrontMatterError, split_front_matter
 from agents.discovery.surface import FILE_TOOLS, AgentSurface, Entry, InstructionPart, SkillDoc
 from agents.runtime.fs.tools import FILE_TOOL_NAMES, WRITE_FILE_TOOLS, is_read_only
+from agents.runtime.outbound import OutboundPolicy, OutboundRefused
 
 T = TypeVar("T")
 
@@ -345,9 +346,15 @@ def _seeds(tree: Path, walk: Walk, surface: AgentSurface) -> None:
     workspace = sandbox / "workspace"
     if not workspace.is_dir():
         return
+    inside = tree.resolve()
     for path in sorted(workspace.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            surface.seeds.setdefault(path.relative_to(workspace).as_posix(), path)
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        # A symlink that leads out of the tree would copy a server file into every workspace.
+        if not path.resolve().is_relative_to(inside):
+            walk.report(codes.IGNORED_FILE, path, "a seed that links outside the agent folder is not copied")
+            continue
+        surface.seeds.setdefault(path.relative_to(workspace).as_posix(), path)
 
 
 def _subagents(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozenset[str]) -> None:
@@ -456,8 +463,10 @@ def discover_agent(
     *,
     known_events: frozenset[str],
     mount_extensions: Callable[[Path, Walk, AgentSurface, frozenset[str]], None] | None = None,
+    outbound: OutboundPolicy | None = None,
 ) -> tuple[AgentSurface, TreeLoader]:
-    """Discover ``folder`` (holding ``agent/`` and maybe ``evals/``).
+    """Discover ``folder`` (holding ``agent/`` and maybe ``evals/``). MCP connection URLs
+    are checked against ``outbound`` (default: public https only).
 
     Returns the surface and the loader whose modules back it (unload it when the
     surface is replaced).
@@ -479,8 +488,24 @@ def discover_agent(
         )
     _check_file_tools(tree, walk, surface)
     _check_playground(walk, surface)
+    _check_connections(walk, surface, outbound or OutboundPolicy())
     _evals(folder, walk, surface)
     return surface, loader
+
+
+def _check_connections(walk: Walk, surface: AgentSurface, policy: OutboundPolicy) -> None:
+    """Refuse MCP URLs the platform must not fetch (loopback, private, metadata, plain http)
+    now, rather than when a turn first connects."""
+    for connections in (surface.mcp_connections, surface.host_connections):
+        for name, entry in connections.items():
+            if entry.value.url is None:
+                continue
+            try:
+                policy.check_url(entry.value.url)
+            except OutboundRefused as refused:
+                walk.report(codes.INVALID_DEFINITION, entry.path, f"connection {name!r} is refused: {refused}")
+    for child in surface.subagents.values():
+        _check_connections(walk, child, policy)
 
 
 def _has_python_instructions(tree: Path) -> bool:

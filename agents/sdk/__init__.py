@@ -12,9 +12,12 @@ Example::
 
 from agents.sdk._context import (
     ChannelContext,
+    ChannelRequest,
     HookContext,
     ResultContext,
+    SendMessage,
     SessionInfo,
+    SessionRefused,
     Signal,
     ToolContext,
 )
@@ -80,6 +83,7 @@ __all__ = [
     "ArtifactsConfig",
     "Channel",
     "ChannelContext",
+    "ChannelRequest",
     "DefinitionError",
     "Disable",
     "EvalCase",
@@ -98,7 +102,9 @@ __all__ = [
     "ResultHandler",
     "Route",
     "Schedule",
+    "SendMessage",
     "SessionInfo",
+    "SessionRefused",
     "Signal",
     "Skill",
     "StorageConfig",

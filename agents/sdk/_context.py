@@ -111,14 +111,59 @@ class HookContext:
     artifacts: Artifacts | None = None
 
 
+class SendMessage(Protocol):
+    """``ctx.send``: the platform's way for a channel to put a message into a session."""
+
+    async def __call__(
+        self, message: str, *, key: str | None = None, mode: str = "chat", title: str = "", admission: str = "preempt"
+    ) -> dict[str, str]: ...
+
+
+class SessionRefused(Exception):
+    """Raised by ``ctx.send`` when the session cannot take the message (e.g. a task
+    session keyed the same, or ``admission="reject"`` while a turn runs). Left
+    uncaught, the route answers with ``status`` and ``{"error": code, "message"}``."""
+
+    def __init__(self, message: str, *, code: str = "conflict", status: int = 409) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+
+
+@dataclass(frozen=True)
+class ChannelRequest:
+    """The HTTP request a channel route answers, as ``auth`` and handlers see it.
+
+    ``headers`` has lower-case names and leaves out the platform's own credentials
+    (``authorization``, ``cookie``); ``body`` is the raw bytes (for signatures)."""
+
+    method: str
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    query: dict[str, str] = field(default_factory=dict)
+
+
+async def _not_served(message: str, **options: Any) -> dict[str, str]:
+    raise RuntimeError("ctx.send is provided by the platform when it serves the route")
+
+
 @dataclass
 class ChannelContext:
-    """Passed to a channel route handler."""
+    """Passed to a channel route handler: ``handler(ctx, body)`` for a route with a
+    ``body`` model, ``handler(ctx)`` for one without.
+
+    ``await ctx.send(message, key=..., mode=..., title=..., admission=...)`` starts a
+    session on this channel, or continues the caller's session with the same ``key``
+    (e.g. a Slack thread or ``pr:owner/repo#N``), and returns
+    ``{"sessionId", "continuationToken", "turnId"}``."""
 
     agent: str
     channel: str
     host: Host | None = None
     secrets: dict[str, str] = field(default_factory=dict)
+    send: SendMessage = _not_served
+    request: ChannelRequest | None = None
 
 
 @dataclass

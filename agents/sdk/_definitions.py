@@ -164,7 +164,11 @@ def define_mcp_connection(
 
 @dataclass(frozen=True)
 class Route:
-    """One HTTP route of a channel, served under ``/<slug>/v1/channels/<channel><path>``."""
+    """One HTTP route of a channel, served under ``/<slug>/v1/channels/<channel><path>``.
+
+    The handler (plain or async) is called ``handler(ctx, body)`` with the validated
+    ``body`` model, or ``handler(ctx)`` when ``body`` is None; what it returns is the
+    JSON answer (see ``ChannelContext`` for ``ctx.send``)."""
 
     method: str
     path: str
@@ -195,7 +199,9 @@ class Channel:
 def define_channel(
     *, routes: Sequence[Route] = (), events: Mapping[str, Handler] | None = None, auth: Handler | None = None
 ) -> Channel:
-    """A channel (``channels/<name>.py``).
+    """A channel (``channels/<name>.py``). ``auth``, when given, is called (plain or
+    async) as ``auth(request)`` with a ``ChannelRequest`` on every route, besides the
+    platform's own auth; a falsy answer refuses the call (401).
 
     Raises:
         DefinitionError: for a route that is not a ``Route``, two routes with the same

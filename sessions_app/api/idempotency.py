@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable
 
@@ -20,8 +21,16 @@ HEADER = "Idempotency-Key"
 PENDING = 0  # status_code of a record whose first request is still being answered
 WAIT_SECONDS = 10.0
 
+MAX_KEY_CHARS = 200
+# Printable ASCII, as in the IETF draft's sf-string; the column cannot hold NUL anyway.
+KEY_PATTERN = re.compile(rf"[\x20-\x7e]{{1,{MAX_KEY_CHARS}}}")
+
 IDEMPOTENCY_KEY = OpenApiParameter(
-    HEADER, str, location=OpenApiParameter.HEADER, required=False, description="Replays the first answer."
+    HEADER,
+    {"type": "string", "pattern": f"^{KEY_PATTERN.pattern}$"},
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description="Replays the first answer.",
 )
 
 
@@ -38,10 +47,10 @@ def idempotent(request: Request, answer: Callable[[], Response]) -> Response:
             request with the key is still being answered after a wait.
     """
     key = request.headers.get(HEADER)
-    if not key:
+    if key is None:
         return answer()
-    if len(key) > 200:
-        raise ApiError(400, "invalid", f"{HEADER} is longer than 200 characters.")
+    if not KEY_PATTERN.fullmatch(key):
+        raise ApiError(400, "invalid", f"{HEADER} must be 1 to {MAX_KEY_CHARS} printable ASCII characters.")
     principal, digest = caller(request).principal, _digest(request)
     try:
         with transaction.atomic():

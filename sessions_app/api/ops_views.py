@@ -19,7 +19,7 @@ from agent_platform.auth import caller
 from agent_platform.errors import ApiError
 from agent_platform.models import Tenant
 from agents.api.views import served_agent
-from sessions_app.api.views import non_negative_int
+from sessions_app.api.views import NON_NEGATIVE_INT, non_negative_int
 from sessions_app.models import LogLine
 
 DEFAULT_LOG_LINES = 100
@@ -51,11 +51,11 @@ class AgentLogsView(APIView):
     @extend_schema(
         operation_id="agent_logs_list",
         parameters=[
-            OpenApiParameter("after", int, description="Return lines with an id above this (default 0)."),
+            OpenApiParameter("after", NON_NEGATIVE_INT, description="Return lines with an id above this (default 0)."),
             OpenApiParameter(
                 "limit",
-                int,
-                description=f"At most this many lines (default {DEFAULT_LOG_LINES}, at most {MAX_LOG_LINES}).",
+                {"type": "integer", "minimum": 1},
+                description=f"Default {DEFAULT_LOG_LINES}; a larger value means {MAX_LOG_LINES}.",
             ),
         ],
         responses=inline_serializer(

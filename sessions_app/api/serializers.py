@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from agent_platform.api.fields import StrictBooleanField, StrictCharField
+from agents.runtime.workspace import RESERVED_TOP, WorkspacePathError, normalize_workspace_path
 from sessions_app.models import Session
 
 
@@ -35,38 +40,80 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
         read_only_fields = fields
 
 
-class StrictCharField(serializers.CharField):
-    """A string and nothing else: DRF's CharField would turn 42 or true into text."""
-
-    def to_internal_value(self, data: object) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return str(super().to_internal_value(data))
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """``true`` or ``false`` only, not "yes" or 1."""
-
-    def to_internal_value(self, data: object) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid", input=data)
-        return data
-
-
 MAX_MESSAGE_CHARS = 200_000
 
 
-def workspace_files_field() -> serializers.DictField:
-    return serializers.DictField(
-        child=StrictCharField(allow_blank=True, trim_whitespace=False),
-        required=False,
-        help_text="Files written into the session workspace before the turn: {relative path: text}.",
-    )
+MAX_WORKSPACE_FILES = 100
+MAX_WORKSPACE_PATH_CHARS = 512
+# 63 characters of at most 4 UTF-8 bytes stay under the 255-byte file name limit.
+MAX_SEGMENT_CHARS = 63
+_SEGMENT_CHAR = r"[^/\\\x00]"
+_SEGMENT = (
+    rf"(?:[^./\\\x00]{_SEGMENT_CHAR}{{0,{MAX_SEGMENT_CHARS - 1}}}"
+    rf"|\.[^./\\\x00]{_SEGMENT_CHAR}{{0,{MAX_SEGMENT_CHARS - 2}}}"
+    rf"|\.\.{_SEGMENT_CHAR}{{1,{MAX_SEGMENT_CHARS - 2}}})"
+)
+# A canonical relative path: no empty, "." or ".." segment, no backslash, not under memory/.
+WORKSPACE_PATH_SCHEMA = {
+    "type": "string",
+    "maxLength": MAX_WORKSPACE_PATH_CHARS,
+    "pattern": rf"^{_SEGMENT}(?:/{_SEGMENT})*$",
+    "not": {"pattern": f"^{RESERVED_TOP}(?:/|$)"},
+}
+
+
+def check_workspace_path(path: str) -> str:
+    """``path`` if it is a canonical relative workspace path (``WORKSPACE_PATH_SCHEMA``).
+
+    Raises:
+        ValidationError: for anything else, including paths the workspace would
+            normalise to something else (``./a``, ``a//b``, ``a\\b``).
+    """
+    try:
+        canonical = normalize_workspace_path(path)
+    except WorkspacePathError as error:
+        raise serializers.ValidationError(str(error)) from None
+    if canonical != path:
+        raise serializers.ValidationError(f"workspace path {path!r} is not canonical; send {canonical!r}")
+    if len(path) > MAX_WORKSPACE_PATH_CHARS or any(len(part) > MAX_SEGMENT_CHARS for part in path.split("/")):
+        raise serializers.ValidationError(
+            f"workspace path {path[:80]!r} is too long: at most {MAX_WORKSPACE_PATH_CHARS} characters, "
+            f"{MAX_SEGMENT_CHARS} per name"
+        )
+    return path
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "maxProperties": MAX_WORKSPACE_FILES,
+        "propertyNames": WORKSPACE_PATH_SCHEMA,
+        "additionalProperties": {"type": "string"},
+        "description": "Files written into the session workspace before the turn: {relative path: text}.",
+    }
+)
+class WorkspaceFilesField(serializers.DictField):
+    """``{relative path: text}``; paths must be canonical and stay inside the workspace."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=StrictCharField(allow_blank=True, trim_whitespace=False), required=False, **kwargs)
+
+    def to_internal_value(self, data: Any) -> dict[str, str]:
+        files: dict[str, str] = super().to_internal_value(data)
+        if len(files) > MAX_WORKSPACE_FILES:
+            raise serializers.ValidationError(f"at most {MAX_WORKSPACE_FILES} files per message, not {len(files)}")
+        for path in files:
+            check_workspace_path(path)
+        return files
+
+
+def workspace_files_field() -> WorkspaceFilesField:
+    return WorkspaceFilesField()
 
 
 class CreateSessionBody(serializers.Serializer[None]):
     message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
-    continuationToken = StrictCharField(required=False, max_length=200)
+    continuationToken = StrictCharField(required=False, max_length=200, trim_whitespace=False)
     mode = serializers.ChoiceField(choices=["chat", "task"], required=False, default="chat")
     purpose = serializers.ChoiceField(choices=["live", "eval"], required=False, default="live")
     title = StrictCharField(required=False, allow_blank=True, max_length=200, default="")

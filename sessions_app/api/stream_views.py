@@ -25,7 +25,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from sessions_app.api.views import non_negative_int, owned_session_or_error
+from sessions_app.api.views import NON_NEGATIVE_INT, non_negative_int, owned_session_or_error
 from sessions_app.streams import SessionFollower, on_pool, record_json
 
 NDJSON = "application/x-ndjson"
@@ -61,7 +61,9 @@ class SessionStreamView(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "startIndex", int, description="First index to send (default 0); past the end waits for it."
+                "startIndex",
+                NON_NEGATIVE_INT,
+                description="First index to send (default 0); past the end waits for it.",
             )
         ],
         responses={

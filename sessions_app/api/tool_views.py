@@ -25,8 +25,8 @@ from sessions_app.models import Session
 
 class ToolCallBody(serializers.Serializer[None]):
     input = serializers.DictField(required=False, default=dict, help_text="The tool's arguments.")
-    sessionId = StrictCharField(required=False)
-    continuationToken = StrictCharField(required=False)
+    sessionId = StrictCharField(required=False, trim_whitespace=False)
+    continuationToken = StrictCharField(required=False, trim_whitespace=False)
 
 
 class ToolCallResult(serializers.Serializer[None]):

@@ -1,6 +1,6 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from sessions_app.api import stream_views, tool_views, views
+from sessions_app.api import artifact_views, channel_views, stream_views, tool_views, views
 from sessions_app.api.ops_views import AgentLogsView
 
 urlpatterns = [
@@ -14,4 +14,12 @@ urlpatterns = [
     path("session/<str:session_id>/events", views.SessionEventsView.as_view(), name="session-events"),
     path("session/<str:session_id>/stream", stream_views.session_stream, name="session-stream"),
     path("logs", AgentLogsView.as_view(), name="agent-logs"),
+    # Authored routes: the rest of the path is the route's own (matched exactly, "" included).
+    re_path(
+        r"^channels/(?P<channel_name>[^/]+)(?P<route_path>/.*)?$",
+        channel_views.ChannelRouteView.as_view(),
+        name="agent-channel-route",
+    ),
+    path("artifacts", artifact_views.ArtifactListView.as_view(), name="artifact-list"),
+    path("artifacts/<str:artifact_id>/content", artifact_views.ArtifactContentView.as_view(), name="artifact-content"),
 ]

@@ -45,25 +45,33 @@ def owned_session_or_error(request: Request, agent_slug: str, session_id: str) -
             session, 503 for an agent that is not served.
     """
     agent, _ = served_agent(request, agent_slug)
+    user = caller(request)
     try:
-        return owned_session(agent, session_id, caller(request).principal)
+        return owned_session(agent, session_id, user.principal, any_owner=user.sees_all_sessions)
     except SessionNotFound:
         raise ApiError(404, "session_not_found", f"No session {session_id!r} on this agent.") from None
     except NotSessionOwner:
         raise ApiError(403, "forbidden", "You do not own this session.") from None
 
 
+NON_NEGATIVE_INT = {"type": "integer", "minimum": 0}
+
+
 def non_negative_int(request: Request, name: str, default: int, maximum: int | None = None) -> int:
-    """A query parameter that must be a non-negative integer.
+    """A query parameter that must be a non-negative integer, given at most once
+    (``NON_NEGATIVE_INT`` in the schema); larger than ``maximum`` means ``maximum``.
 
     Raises:
-        ApiError: 400 ``invalid`` for anything else.
+        ApiError: 400 ``invalid`` for anything else, an empty value included.
     """
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
+    values = request.query_params.getlist(name)
+    if not values:
         return default
+    if len(values) > 1:
+        raise ApiError(400, "invalid", f"{name} must be given once, not {len(values)} times.")
+    raw = values[0]
     if not (raw.isascii() and raw.isdigit()):
-        raise ApiError(400, "invalid", f"{name} must be a non-negative integer, not {raw!r}.")
+        raise ApiError(400, "invalid", f"{name} must be a non-negative integer, not {raw[:40]!r}.")
     value = int(raw)
     return min(value, maximum) if maximum is not None else value
 
@@ -72,13 +80,20 @@ class SessionListView(APIView):
     """``GET /<slug>/v1/sessions``: the caller's sessions on this agent, newest first."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("limit", int, description=f"At most {MAX_SESSIONS_LISTED}.")],
+        parameters=[
+            OpenApiParameter(
+                "limit", NON_NEGATIVE_INT, description=f"Default 50; a larger value means {MAX_SESSIONS_LISTED}."
+            )
+        ],
         responses=inline_serializer("SessionList", {"sessions": SessionSerializer(many=True)}),
     )
     def get(self, request: Request, agent_slug: str) -> Response:
         agent, _ = served_agent(request, agent_slug)
         limit = non_negative_int(request, "limit", 50, MAX_SESSIONS_LISTED)
-        sessions = Session.objects.select_related("agent").filter(agent=agent, principal=caller(request).principal)
+        user = caller(request)
+        sessions = Session.objects.select_related("agent").filter(agent=agent)
+        if not user.sees_all_sessions:
+            sessions = sessions.filter(principal=user.principal)
         return Response({"sessions": SessionSerializer(sessions[:limit], many=True).data})
 
 
@@ -95,7 +110,7 @@ class SessionEventsView(APIView):
     """``GET /<slug>/v1/session/:id/events``: the log so far, in index order."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("startIndex", int, description="First index to return (default 0).")],
+        parameters=[OpenApiParameter("startIndex", NON_NEGATIVE_INT, description="First index to return (default 0).")],
         responses=inline_serializer(
             "EventDump",
             {"sessionId": serializers.CharField(), "events": serializers.ListField(child=serializers.DictField())},

@@ -27,13 +27,15 @@ def test_a_session_always_belongs_to_its_principals_tenant(alice, mallory):
         Session(principal=alice, tenant=mallory.tenant, agent=AgentFactory()).save()
 
 
-def test_a_continuation_key_names_one_session_per_agent_and_channel():
+def test_a_continuation_key_names_one_session_per_agent_principal_and_channel(alice, mallory):
     agent = AgentFactory()
-    SessionFactory(agent=agent, channel="slack", continuation_key="T1/C1/171.1")
-    SessionFactory(agent=agent, channel="slack", continuation_key="")
-    SessionFactory(agent=agent, channel="slack", continuation_key="")
+    SessionFactory(agent=agent, principal=alice, channel="slack", continuation_key="T1/C1/171.1")
+    SessionFactory(agent=agent, principal=alice, channel="slack", continuation_key="")
+    SessionFactory(agent=agent, principal=alice, channel="slack", continuation_key="")
+    SessionFactory(agent=agent, principal=mallory, channel="slack", continuation_key="T1/C1/171.1")
+    SessionFactory(agent=agent, principal=alice, channel="web", continuation_key="T1/C1/171.1")
     with pytest.raises(IntegrityError), transaction.atomic():
-        SessionFactory(agent=agent, channel="slack", continuation_key="T1/C1/171.1")
+        SessionFactory(agent=agent, principal=alice, channel="slack", continuation_key="T1/C1/171.1")
 
 
 def test_a_session_scoped_file_needs_a_session_and_a_deployment_file_must_not_have_one():

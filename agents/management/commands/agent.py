@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agent_platform.conf import platform_settings
 from agents.api.views import info_document
+from agents.config import outbound_policy
 from agents.discovery import AgentSurface, discover
 from agents.local_run import run_locally
 from agents.registry import RESERVED_SEGMENTS, agent_folders, is_valid_slug
@@ -80,7 +81,7 @@ class Command(BaseCommand):
             raise CommandError(f"no agent folder (one holding agent/) at {path}")
         failed = []
         for slug, folder in folders.items():
-            surface, loader = discover(folder, slug)
+            surface, loader = discover(folder, slug, outbound=outbound_policy())
             loader.unload()
             found = surface.all_diagnostics()
             errors = [d for d in found if d.is_error]
@@ -100,7 +101,7 @@ class Command(BaseCommand):
             folder = Path(platform_settings.AGENTS_DIR) / slug
         if not (folder / "agent").is_dir():
             raise CommandError(f"{folder} holds no agent/ folder")
-        surface, loader = discover(folder, slug or folder.name)
+        surface, loader = discover(folder, slug or folder.name, outbound=outbound_policy())
         loader.unload()
         return surface
 

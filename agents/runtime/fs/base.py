@@ -78,12 +78,14 @@ class NoMountError(PathError):
 
 
 class InvalidPathError(PathError):
-    """The path cannot name a file at all (it contains a NUL byte)."""
+    """The path cannot name a file at all: it contains a NUL byte, or a lone surrogate
+    that no file name (and no UTF-8 text) can hold."""
 
     template = "invalid path: {path}"
 
     def __init__(self, path: str) -> None:
-        super().__init__(path.replace("\x00", "\\x00"))
+        # Shown escaped: the message travels in events, which must stay valid UTF-8.
+        super().__init__(path.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode())
 
 
 class InvalidPatternError(FileSystemError):
@@ -103,9 +105,10 @@ def normalize(path: str) -> str:
     Example: ``normalize("./memory//x/.")`` is ``"/memory/x"``.
 
     Raises:
-        InvalidPathError: when the path contains a NUL byte.
+        InvalidPathError: when the path contains a NUL byte or is not valid Unicode
+            (a lone surrogate, e.g. from a JSON ``"\\ud800"``).
     """
-    if "\x00" in path:
+    if "\x00" in path or not is_utf8(path):
         raise InvalidPathError(path)
     parts: list[str] = []
     for part in path.split("/"):
@@ -117,6 +120,15 @@ def normalize(path: str) -> str:
             continue
         parts.append(part)
     return "/" + "/".join(parts)
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (Python strings may hold lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def join(base: str, *more: str) -> str:

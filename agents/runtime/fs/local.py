@@ -17,6 +17,7 @@ from agents.runtime.fs.base import (
     PathError,
     WriteFailedError,
     by_path,
+    is_utf8,
     join,
     normalize,
 )
@@ -65,6 +66,8 @@ class LocalFileSystem(FileSystem):
         return None
 
     def _entry(self, directory: str, name: str, literal: str) -> FileInfo | None:
+        if not is_utf8(name):
+            return None  # a name that is not UTF-8 could not be named back (or logged)
         real = os.path.realpath(literal)
         if not self._inside(real):
             return None

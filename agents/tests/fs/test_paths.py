@@ -57,3 +57,11 @@ def test_normalize_is_idempotent_absolute_and_clean(joined, absolute):
     assert ".." not in path.split("/")
     assert "." not in path.split("/")
     assert path == "/" or not path.endswith("/")
+
+
+@pytest.mark.parametrize("raw", ["/a\ud800", "\udc80/x", "/ok/\udfff"])
+def test_a_lone_surrogate_is_refused_and_shown_escaped(raw):
+    with pytest.raises(FileSystemError) as raised:
+        normalize(raw)
+    assert str(raised.value).startswith("invalid path: ")
+    str(raised.value).encode("utf-8")  # the message itself is valid text

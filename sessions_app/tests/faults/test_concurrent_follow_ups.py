@@ -17,7 +17,7 @@ from django.db import connections
 from sessions_app.models import Turn
 from sessions_app.tests.faults.tools import open_gate, types
 
-pytestmark = pytest.mark.fault
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
 BURST = 20
 

@@ -19,7 +19,7 @@ from sessions_app.tasks import run_turn
 from sessions_app.tests.faults.stack import wait_until
 from sessions_app.tests.faults.tools import call_ids, ledger, open_gate, running_pid, types
 
-pytestmark = pytest.mark.fault
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
 
 def test_a_turn_task_delivered_again_during_and_after_the_turn_runs_once(fault, token):

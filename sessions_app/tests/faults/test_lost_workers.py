@@ -18,7 +18,7 @@ from sessions_app.models import Turn, TurnStatus
 from sessions_app.tests.faults.stack import wait_until
 from sessions_app.tests.faults.tools import call_ids, ledger, running_pid, types
 
-pytestmark = pytest.mark.fault
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
 
 def test_a_pool_process_killed_mid_call_resumes_from_the_log(fault, token):

@@ -24,7 +24,7 @@ from sessions_app.events import EventType
 from sessions_app.tests.faults.stack import raw_get
 from sessions_app.tests.faults.wsclient import WebSocket
 
-pytestmark = pytest.mark.fault
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
 SENTINEL = {"sentinel": True}
 CALLS = 8

@@ -30,7 +30,7 @@ from sessions_app.tests.faults.stack import PYTHON, ROOT, Client, Stack, raw_get
 from sessions_app.tests.faults.wsclient import HandshakeRefused, WebSocket
 
 # The platform runs on its own servers; the test database is only copied from (it must exist).
-pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.fault, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 OUTAGE_SECONDS = 2.0  # how long a server stays down
 TOKEN_SCRIPT = """
 from agent_platform.models import ApiToken, Principal, Tenant

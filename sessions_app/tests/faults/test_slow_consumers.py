@@ -27,7 +27,7 @@ from sessions_app.events import EventType
 from sessions_app.tests.faults.stack import wait_until
 from sessions_app.tests.faults.wsclient import WebSocket
 
-pytestmark = pytest.mark.fault
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
 EVENTS = 10_000
 BATCH = 250

@@ -1,8 +1,12 @@
-"""``web``: a minimal JSON endpoint for the shop's help widget (``POST .../channels/web/ask``)."""
+"""``web``: the shop's help widget.
+
+``POST .../channels/web/ask`` ``{"question": ..., "conversation"?: ...}`` puts the
+question to the support agent: a new session, or the widget's ongoing conversation
+when it passes the same ``conversation`` id again (201 new, 202 continued; the
+answer is ``{sessionId, continuationToken, turnId}`` to stream from).
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -13,11 +17,16 @@ class AskBody(BaseModel):
     """What the help widget posts."""
 
     question: str = Field(min_length=1, max_length=2000)
+    conversation: str | None = Field(
+        default=None, min_length=1, max_length=100, description="The widget's conversation id, to continue it."
+    )
 
 
-async def ask(ctx: ChannelContext, body: AskBody) -> dict[str, Any]:
-    """Accept a customer's question for the support agent."""
-    return {"agent": ctx.agent, "channel": ctx.channel, "message": body.question.strip()}
+async def ask(ctx: ChannelContext, body: AskBody) -> dict[str, str]:
+    """Put a customer's question to the support agent."""
+    question = body.question.strip()
+    key = f"widget:{body.conversation}" if body.conversation else None
+    return await ctx.send(question, key=key, title=question[:80])
 
 
 channel = define_channel(

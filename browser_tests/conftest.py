@@ -1,0 +1,219 @@
+"""Browser tests: headless Chromium (Debian's ``chromium``) driven by Playwright against
+a real daphne serving the test database, with turns run by the real Celery worker.
+
+Every test gets a fresh page that records console errors and uncaught exceptions
+and fails the test if any appeared. ``screenshot(name)`` writes a PNG under
+``test-output/screenshots/`` (``BROWSER_OUTPUT`` moves it) so a person can see each step.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+OUTPUT = Path(os.environ.get("BROWSER_OUTPUT", ROOT / "test-output" / "screenshots"))
+PHONE = {"width": 390, "height": 844}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _serve(worker: Any, agents_dir: Path, tmp_path_factory: Any, *, dev: bool) -> Iterator[str]:
+    """daphne on the test database, its turns sent to the live worker's queue."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "PLATFORM_VAR_DIR": str(tmp_path_factory.mktemp("web-var")),
+        "AGENTS_DIR": str(agents_dir),
+        "PLATFORM_DEV": "1" if dev else "0",
+        "PLATFORM_TASK_QUEUE": worker.queue,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        # Plain HTTP on loopback: cookies cannot be Secure here.
+        "SECURE_COOKIES": "0",
+    }
+    log = (tmp_path_factory.mktemp("web-log") / "daphne.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "agent_platform.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2):
+                break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.close()
+                raise RuntimeError("daphne did not start: " + Path(log.name).read_text()[-3000:]) from None
+            time.sleep(0.2)
+    yield url
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def web_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` in dev mode: loopback visitors are the local developer."""
+    yield from _serve(celery_worker_process, live_agents_dir, tmp_path_factory, dev=True)
+
+
+@pytest.fixture(scope="session")
+def deployed_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iterator[str]:
+    """The same, with dev mode off: every visitor needs a token or a signed-in user."""
+    yield from _serve(celery_worker_process, live_agents_dir, tmp_path_factory, dev=False)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop on this thread; the tests' own ORM
+    # calls are plain synchronous ones between page steps. Only while a browser runs:
+    # set at import, it would reach every other test of the run.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            yield chromium
+            chromium.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_output_folder() -> None:
+    shutil.rmtree(OUTPUT, ignore_errors=True)
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+
+
+class PageErrors(list[str]):
+    """Console errors and uncaught exceptions a page reported."""
+
+
+@pytest.fixture
+def page_errors() -> PageErrors:
+    return PageErrors()
+
+
+def _open_page(browser: Any, errors: PageErrors, **context_args: Any) -> Any:
+    context = browser.new_context(**context_args)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.on(
+        "console",
+        lambda message: message.type == "error" and errors.append(f"console: {message.text} at {message.location}"),
+    )
+    page.on("pageerror", lambda error: errors.append(f"pageerror: {error}"))
+    return page
+
+
+@pytest.fixture
+def page(browser, web_server, live, page_errors) -> Iterator[Any]:
+    """A desktop-sized page; the test fails if the page logged an error."""
+    page = _open_page(browser, page_errors, viewport={"width": 1280, "height": 900}, base_url=web_server)
+    yield page
+    page.context.close()
+    assert list(page_errors) == [], page_errors
+
+
+@pytest.fixture
+def deployed_page(browser, deployed_server, live, page_errors) -> Iterator[Any]:
+    """A desktop-sized page on the deployed (non-dev) server."""
+    page = _open_page(browser, page_errors, viewport={"width": 1280, "height": 900}, base_url=deployed_server)
+    yield page
+    page.context.close()
+    assert list(page_errors) == [], page_errors
+
+
+@pytest.fixture
+def phone_page(browser, web_server, live, page_errors) -> Iterator[Any]:
+    """A phone-sized page (390 x 844, touch); fails the test on page errors."""
+    page = _open_page(browser, page_errors, viewport=PHONE, has_touch=True, is_mobile=True, base_url=web_server)
+    yield page
+    page.context.close()
+    assert list(page_errors) == [], page_errors
+
+
+@pytest.fixture
+def screenshot(request) -> Callable[[Any, str], Path]:
+    """``screenshot(page, "step")`` -> test-output/screenshots/<test>--<step>.png"""
+
+    def take(page: Any, step: str) -> Path:
+        path = OUTPUT / f"{request.node.name}--{step}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take
+
+
+UNLABELLED_CONTROLS_JS = """
+() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')]
+  .filter(el => el.offsetParent !== null)
+  .filter(el => {
+    const name = (el.getAttribute('aria-label') || el.getAttribute('title') || '').trim();
+    if (name) return false;
+    if (el.getAttribute('aria-labelledby')) return false;
+    if (el.labels && el.labels.length) return false;
+    if (el.tagName === 'BUTTON' && el.textContent.trim()) return false;
+    // A submit/button input is named by its value (Django's admin "Save" buttons).
+    if (['submit', 'button', 'reset'].includes(el.type) && (el.value || '').trim()) return false;
+    return true;
+  })
+  .map(el => el.outerHTML.slice(0, 120))
+"""
+
+
+def assert_controls_labelled(page: Any) -> None:
+    """Every visible control has an accessible name (label, aria-label or text)."""
+    assert page.evaluate(UNLABELLED_CONTROLS_JS) == []
+
+
+def assert_fits_width(page: Any) -> None:
+    """Nothing forces a horizontal scroll at the page's width."""
+    overflow = page.evaluate("() => document.scrollingElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1, f"page is {overflow}px wider than the viewport"

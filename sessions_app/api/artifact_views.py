@@ -1,0 +1,162 @@
+"""Artifact routes under ``/<slug>/v1/``: the caller's artifacts, and their content.
+
+Ownership follows the session: an artifact is its session owner's. Another
+principal's artifact (same tenant or not) is 403 with no detail, an unknown or
+expired one 404, a malformed id 400. Content is always sent as an attachment with
+a file name made safe here, whatever name the agent gave it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.http import HttpResponse
+from django.utils import timezone
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agent_platform.auth import caller
+from agent_platform.errors import ApiError
+from agents.api.views import served_agent
+from sessions_app.api.views import ERROR, NON_NEGATIVE_INT, non_negative_int, owned_session_or_error
+from sessions_app.models import Artifact
+
+ARTIFACT_ID = re.compile(r"art_[a-z2-7]{26}")
+SESSION_ID = re.compile(r"ses_[a-z2-7]{26}")
+# type/subtype with RFC 6838 characters and nothing after it: anything else is served as bytes.
+MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}")
+DEFAULT_FILE_NAME = "artifact"
+MAX_FILE_NAME_CHARS = 150
+
+ARTIFACT_FIELDS: dict[str, serializers.Field[Any, Any, Any, Any]] = {
+    "artifactId": serializers.CharField(),
+    "sessionId": serializers.CharField(),
+    "turnId": serializers.CharField(allow_null=True),
+    "kind": serializers.CharField(),
+    "name": serializers.CharField(),
+    "contentType": serializers.CharField(),
+    "size": serializers.IntegerField(),
+    "metadata": serializers.DictField(),
+    "createdAt": serializers.DateTimeField(),
+    "expiresAt": serializers.DateTimeField(allow_null=True),
+}
+MAX_ARTIFACTS_LISTED = 200
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def artifact_record(artifact: Artifact) -> dict[str, Any]:
+    return {
+        "artifactId": artifact.pk,
+        "sessionId": artifact.session_id,
+        "turnId": artifact.turn_id,
+        "kind": artifact.kind,
+        "name": artifact.name,
+        "contentType": artifact.content_type,
+        "size": artifact.size,
+        "metadata": artifact.metadata,
+        "createdAt": _iso(artifact.created_at),
+        "expiresAt": _iso(artifact.expires_at),
+    }
+
+
+def _live(artifacts: QuerySet[Artifact]) -> QuerySet[Artifact]:
+    return artifacts.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+
+
+def safe_file_name(name: str) -> str:
+    """The last path segment of ``name`` without control characters, quotes or a leading
+    dot, e.g. ``"../../etc/passwd"`` -> ``"passwd"``; ``"artifact"`` when nothing is left."""
+    last = name.replace("\\", "/").rsplit("/", 1)[-1]
+    kept = "".join(c for c in last if unicodedata.category(c)[0] not in "CZ" or c == " ")
+    kept = kept.replace('"', "").strip().lstrip(".")
+    return kept[:MAX_FILE_NAME_CHARS] or DEFAULT_FILE_NAME
+
+
+class ArtifactListView(APIView):
+    """``GET /<slug>/v1/artifacts?sessionId=...``: the caller's artifacts on this agent, newest first."""
+
+    @extend_schema(
+        operation_id="artifact_list",
+        parameters=[
+            OpenApiParameter(
+                "sessionId",
+                {"type": "string", "pattern": rf"^{SESSION_ID.pattern}$"},
+                description="Only this session's artifacts.",
+            ),
+            OpenApiParameter(
+                "limit", NON_NEGATIVE_INT, description=f"Default 50; a larger value means {MAX_ARTIFACTS_LISTED}."
+            ),
+        ],
+        responses={
+            200: inline_serializer(
+                "ArtifactList", {"artifacts": inline_serializer("Artifact", ARTIFACT_FIELDS, many=True)}
+            ),
+            400: ERROR,
+            403: ERROR,
+            404: ERROR,
+        },
+    )
+    def get(self, request: Request, agent_slug: str) -> Response:
+        agent, _ = served_agent(request, agent_slug)
+        limit = non_negative_int(request, "limit", 50, MAX_ARTIFACTS_LISTED)
+        artifacts = _live(Artifact.objects.filter(session__agent=agent, session__principal=caller(request).principal))
+        session_ids = request.query_params.getlist("sessionId")
+        if len(session_ids) > 1:
+            raise ApiError(400, "invalid", "sessionId must be given once.")
+        if session_ids:
+            if not SESSION_ID.fullmatch(session_ids[0]):
+                raise ApiError(400, "invalid", f"sessionId {session_ids[0][:40]!r} is not a session id.")
+            session = owned_session_or_error(request, agent_slug, session_ids[0])
+            artifacts = artifacts.filter(session=session)
+        rows = artifacts.order_by("-created_at").defer("content")[:limit]
+        return Response({"artifacts": [artifact_record(artifact) for artifact in rows]})
+
+
+class ArtifactContentView(APIView):
+    """``GET /<slug>/v1/artifacts/:id/content``: the bytes, always as an attachment."""
+
+    @extend_schema(
+        operation_id="artifact_content",
+        parameters=[
+            OpenApiParameter(
+                "artifact_id", {"type": "string", "pattern": rf"^{ARTIFACT_ID.pattern}$"}, OpenApiParameter.PATH
+            )
+        ],
+        responses={
+            (200, "*/*"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The content; Content-Type is the artifact's own."
+            ),
+            400: ERROR,
+            403: ERROR,
+            404: ERROR,
+        },
+    )
+    def get(self, request: Request, agent_slug: str, artifact_id: str) -> HttpResponse:
+        agent, _ = served_agent(request, agent_slug)
+        if not ARTIFACT_ID.fullmatch(artifact_id):
+            raise ApiError(400, "invalid", f"{artifact_id[:40]!r} is not an artifact id.")
+        artifact = (
+            _live(Artifact.objects.select_related("session")).filter(pk=artifact_id, session__agent=agent).first()
+        )
+        if artifact is None:
+            raise ApiError(404, "artifact_not_found", f"No artifact {artifact_id!r} on this agent.")
+        if artifact.session.principal_id != caller(request).principal.pk:
+            raise ApiError(403, "forbidden", "You do not own this artifact.")
+        content_type = artifact.content_type if MEDIA_TYPE.fullmatch(artifact.content_type) else ""
+        response = HttpResponse(bytes(artifact.content), content_type=content_type or "application/octet-stream")
+        response["Content-Disposition"] = content_disposition_header(True, safe_file_name(artifact.name))
+        # Never rendered by a browser on our origin, whatever the agent said the type was.
+        response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
