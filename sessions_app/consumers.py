@@ -78,6 +78,21 @@ def _start_index(query_string: bytes) -> int | None:
     return int(raw) if raw.isdigit() else None
 
 
+# Where ``keep_server_send`` puts the server's own ``send`` in the scope.
+SERVER_SEND = "platform.server_send"
+
+
+def keep_server_send(application: Any) -> Any:
+    """ASGI middleware, outermost: keeps the server's ``send`` in the scope, because
+    middleware on the way in may wrap it (channels' session middleware does) and the
+    consumer asks the server's connection itself about its write buffer."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        return await application({**scope, SERVER_SEND: send}, receive, send)
+
+    return app
+
+
 def _daphne_protocol(send: Any) -> Any:
     """Daphne's protocol object of the connection (its ``send`` is
     ``partial(Server.handle_reply, protocol)``); None under another server or in tests."""
@@ -152,13 +167,13 @@ class SessionStreamConsumer(AsyncWebsocketConsumer):
 
     async def _send_drained(self, text: str) -> None:
         """Send once the connection's write buffer has room (see the module docstring)."""
-        full = _buffer_full_check(self.base_send)
+        full = _buffer_full_check(self.scope.get(SERVER_SEND))
         while full is not None and full():
             await asyncio.sleep(DRAIN_POLL)
         await self.send(text_data=text)
 
     async def _close_lagging(self) -> None:
-        protocol = _daphne_protocol(self.base_send)
+        protocol = _daphne_protocol(self.scope.get(SERVER_SEND))
         if hasattr(protocol, "closeHandshakeTimeout") and hasattr(protocol, "sendClose"):
             # Under daphne: autobahn's close, per connection, because daphne drops the
             # ASGI close reason, and so that the frame waits for a slow reader.

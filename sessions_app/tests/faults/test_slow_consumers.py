@@ -67,6 +67,15 @@ def test_a_websocket_that_stops_reading_is_bounded_closed_4008_and_resumes(fault
     stalled = WebSocket(fault.port, f"/ws/faults/session/{stalled_session}?startIndex=0", token, rcvbuf=4096)
     reader = Reader(WebSocket(fault.port, f"/ws/faults/session/{other_session}?startIndex=0", token))
     reader.start()
+    try:
+        stalled_then_resumed(fault, token, stalled, stalled_session, reader, other_session)
+    finally:
+        stalled.close()
+        reader.socket.close()
+        reader.join(timeout=10)
+
+
+def stalled_then_resumed(fault, token, stalled, stalled_session, reader, other_session) -> None:
     base = rss_kb(fault.web.pid)
     peak = [base]
     sent_at: dict[int, float] = {}
@@ -105,24 +114,20 @@ def test_a_websocket_that_stops_reading_is_bounded_closed_4008_and_resumes(fault
             helper.join(timeout=10)
 
     growth = peak[0] - base
-    print(f"daphne RSS {base} KiB before, peak {peak[0]} KiB")
-    assert growth < RSS_GROWTH_LIMIT_KB, f"daphne grew {growth} KiB for a client that stopped reading"
+    assert growth < RSS_GROWTH_LIMIT_KB, f"daphne grew {growth} KiB (from {base}) for a client that stopped reading"
     wait_until(lambda: set(sent_at) <= set(reader.arrived), 5, "the other session's events")
     latencies = [reader.arrived[index] - at for index, at in sent_at.items()]
     assert max(latencies) < LATENCY_BUDGET, sorted(latencies)[-5:]
 
     # What the stalled client reads when it reads again: the start of the log, in order, then 4008.
-    try:
-        got = list(stalled.records())
-    finally:
-        stalled.close()
+    got = list(stalled.records())
     assert (stalled.close_code, stalled.close_reason) == (4008, "lagging")
     assert [r["index"] for r in got] == list(range(len(got)))
     assert len(got) < EVENTS  # it was closed long before the end
 
     # It reconnects from the index after its last record and gets everything.
-    resumed = WebSocket(fault.port, f"/ws/faults/session/{stalled_session}?startIndex={len(got)}", token)
     log_length = len(fault.client(token).events(stalled_session))
+    resumed = WebSocket(fault.port, f"/ws/faults/session/{stalled_session}?startIndex={len(got)}", token)
     try:
         for record in resumed.records():
             got.append(record)
@@ -131,8 +136,6 @@ def test_a_websocket_that_stops_reading_is_bounded_closed_4008_and_resumes(fault
     finally:
         resumed.close()
     assert [r["index"] for r in got] == list(range(log_length))
-    reader.socket.close()
-    reader.join(timeout=10)
 
 
 def test_a_slow_ndjson_reader_gets_every_event_in_order(fault, token):
