@@ -16,6 +16,7 @@ from agent_platform import daphne_limits  # noqa: E402
 from agent_platform.body_limit import BodyLimit  # noqa: E402
 from agent_platform.handlers import StreamingASGIHandler  # noqa: E402
 from agent_platform.ws_security import BrowserOriginValidator  # noqa: E402
+from sessions_app.consumers import keep_server_send  # noqa: E402
 from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
 # Daphne itself refuses oversized bodies as they arrive, before it buffers them.
@@ -29,6 +30,7 @@ application = ProtocolTypeRouter(
         # Origin checked against ALLOWED_HOSTS: a page on another site cannot
         # open a socket with the visitor's cookies (cross-site WebSocket hijacking).
         # The auth stack reads the playground's session cookie (signed-in staff).
-        "websocket": BrowserOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # keep_server_send: the stream consumer asks daphne's connection about backpressure.
+        "websocket": keep_server_send(BrowserOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
     }
 )

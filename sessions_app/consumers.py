@@ -14,6 +14,15 @@ from the table, and a client that cannot keep up is closed with 4008
 - one send that does not complete within ``SEND_TIMEOUT`` seconds (a server
   that applies backpressure is telling us the outgoing buffer cannot drain).
 
+Daphne applies none (daphne#170): its ``send`` returns at once and Twisted keeps
+whatever the client has not read. So under daphne the consumer waits, before each
+send, until the connection's user-space write buffer is below Twisted's
+``bufferSize`` (64 KiB): a client that stops reading holds at most that, plus the
+follower's one batch, and is closed 4008 after ``SEND_TIMEOUT`` without progress.
+The 4008 frame queues behind what the client has not read yet, so the connection
+is kept ``LAGGING_CLOSE_GRACE`` seconds for it to read up to the frame (autobahn
+would drop it, and the frame, after 1 s).
+
 The stream is one-way; an inbound frame larger than ``MAX_INBOUND_FRAME`` closes
 the socket with 1009.
 """
@@ -23,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -55,6 +65,10 @@ LAG_LIMIT = 1000
 SEND_TIMEOUT = 10.0
 # The largest frame a client may send (bytes); the stream is one-way anyway.
 MAX_INBOUND_FRAME = 64 * 1024
+# How often a send waiting for daphne's write buffer to drain looks again (seconds).
+DRAIN_POLL = 0.05
+# How long a lagging client has to read up to the 4008 close frame (seconds).
+LAGGING_CLOSE_GRACE = 30.0
 
 
 def _start_index(query_string: bytes) -> int | None:
@@ -62,6 +76,34 @@ def _start_index(query_string: bytes) -> int | None:
     values = parse_qs(query_string.decode("latin-1")).get("startIndex", ["0"])
     raw = values[-1]
     return int(raw) if raw.isdigit() else None
+
+
+# Where ``keep_server_send`` puts the server's own ``send`` in the scope.
+SERVER_SEND = "platform.server_send"
+
+
+def keep_server_send(application: Any) -> Any:
+    """ASGI middleware, outermost: keeps the server's ``send`` in the scope, because
+    middleware on the way in may wrap it (channels' session middleware does) and the
+    consumer asks the server's connection itself about its write buffer."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        return await application({**scope, SERVER_SEND: send}, receive, send)
+
+    return app
+
+
+def _daphne_protocol(send: Any) -> Any:
+    """Daphne's protocol object of the connection (its ``send`` is
+    ``partial(Server.handle_reply, protocol)``); None under another server or in tests."""
+    return next(iter(getattr(send, "args", ())), None)
+
+
+def _buffer_full_check(send: Any) -> Callable[[], bool] | None:
+    """Under daphne, a function telling whether the connection's write buffer is over
+    its limit (Twisted's ``bufferSize``); None elsewhere."""
+    full = getattr(getattr(_daphne_protocol(send), "transport", None), "_isSendBufferFull", None)
+    return full if callable(full) else None
 
 
 @database_sync_to_async
@@ -123,21 +165,39 @@ class SessionStreamConsumer(AsyncWebsocketConsumer):
             logger.debug("the server refused close code 1009", exc_info=True)
             await self.close(CLOSE_PAYLOAD_TOO_LARGE, "frame too large")
 
+    async def _send_drained(self, text: str) -> None:
+        """Send once the connection's write buffer has room (see the module docstring)."""
+        full = _buffer_full_check(self.scope.get(SERVER_SEND))
+        while full is not None and full():
+            await asyncio.sleep(DRAIN_POLL)
+        await self.send(text_data=text)
+
+    async def _close_lagging(self) -> None:
+        protocol = _daphne_protocol(self.scope.get(SERVER_SEND))
+        if hasattr(protocol, "closeHandshakeTimeout") and hasattr(protocol, "sendClose"):
+            # Under daphne: autobahn's close, per connection, because daphne drops the
+            # ASGI close reason, and so that the frame waits for a slow reader.
+            protocol.closeHandshakeTimeout = LAGGING_CLOSE_GRACE
+            protocol.sendClose(code=CLOSE_LAGGING, reason="lagging")
+            return
+        await self.close(CLOSE_LAGGING, "lagging")
+
     async def _stream(self, session_id: str, start: int) -> None:
         try:
             async with SessionFollower(session_id, start) as follower:
                 async for event in follower:
                     try:
-                        await asyncio.wait_for(self.send(text_data=record_json(event)), SEND_TIMEOUT)
+                        await asyncio.wait_for(self._send_drained(record_json(event)), SEND_TIMEOUT)
                     except TimeoutError:
-                        await self.close(CLOSE_LAGGING, "lagging")
+                        logger.info("closing a stalled stream of %s at index %s", session_id, event.index)
+                        await self._close_lagging()
                         return
                     if event.type in TERMINAL_SESSION_EVENTS:
                         await self.close(CLOSE_NORMAL)
                         return
                     if follower.caught_up and follower.head - event.index > LAG_LIMIT:
                         logger.info("closing a lagging stream of %s at index %s", session_id, event.index)
-                        await self.close(CLOSE_LAGGING, "lagging")
+                        await self._close_lagging()
                         return
         except asyncio.CancelledError:
             raise

@@ -4,7 +4,10 @@ record what came out, and move the session on.
 A turn is claimed by a conditional update (queued, or running with an expired
 lease), so a duplicate delivery does nothing. While it runs, its lease is renewed
 and its cancel flag watched; a worker that dies leaves an expiring lease, and the
-sweeper hands the turn to another worker, at most ``TURN_MAX_ATTEMPTS`` times.
+sweeper hands the turn to another worker, at most ``TURN_MAX_ATTEMPTS`` times
+(then it ends ``turn.failed`` with reason ``worker_lost``). A turn taken up again
+resumes from its log (``agents.runtime.replay``): nothing logged is emitted or run
+twice.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async as in_thread
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -28,6 +31,7 @@ from agents.models import Agent
 from agents.registry import surface_for
 from agents.runtime.conversation import message_from_dict, message_to_dict
 from agents.runtime.prompt import instructions_text
+from agents.runtime.replay import Journal
 from agents.runtime.turn import (
     Decision,
     TurnOutcome,
@@ -41,7 +45,7 @@ from agents.sdk import ToolContext
 from sessions_app.eventlog import NewEvent, append_event, append_events
 from sessions_app.events import EventType
 from sessions_app.host import DatabaseFileStore, host_for, session_info
-from sessions_app.models import Approval, ApprovalStatus, Session, Turn, TurnStatus
+from sessions_app.models import Approval, ApprovalStatus, Event, Session, Turn, TurnStatus
 from sessions_app.services import INTERRUPTED, args_digest, checked_decision, settle_session
 from sessions_app.sink import DatabaseSink
 
@@ -133,6 +137,19 @@ async def _then_drain(sink: DatabaseSink, body: Awaitable[TurnOutcome]) -> TurnO
         await sink.drain()
 
 
+def _run_to_end(sink: DatabaseSink, body: Any) -> TurnOutcome:
+    """``asyncio.run(body)``, except that when something stops the loop from outside
+    (SystemExit from a terminating worker, a time limit) the sink closes before the
+    turn's tasks are cancelled."""
+    with asyncio.Runner() as runner:
+        try:
+            outcome: TurnOutcome = runner.run(body)
+        except BaseException:
+            sink.closed = True
+            raise
+    return outcome
+
+
 def _decisions(turn: Turn) -> dict[str, Decision]:
     # Re-checked here, where the call runs: the parked call must be the one approved.
     calls = {call["callId"]: call for call in pending_calls(turn.parked_state or {})}
@@ -142,21 +159,42 @@ def _decisions(turn: Turn) -> dict[str, Decision]:
     }
 
 
-def _fail(turn: Turn, message: str) -> None:
+def _journal(turn: Turn) -> Journal:
+    """What the turn's earlier attempts logged."""
+    events = Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk).order_by("index")
+    return Journal(events.values_list("type", "data"))
+
+
+def _fail(turn: Turn, message: str, reason: str | None = None) -> None:
+    """End the turn with ``turn.failed``, unless its end is in the log already (a lost
+    attempt logged it before its worker died): then the row says what the log says."""
+    ends = (EventType.TURN_COMPLETED, EventType.TURN_FAILED)
     with transaction.atomic():
-        ended = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
-            status=TurnStatus.FAILED, failure_message=message, ended_at=timezone.now(), lease_until=None
+        logged_end = (
+            Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk, type__in=ends)
+            .values_list("type", flat=True)
+            .first()
         )
-        if ended:
-            append_events(turn.session_id, [NewEvent(EventType.TURN_FAILED, {"message": message}, turn.pk)])
+        status = TurnStatus.COMPLETED if logged_end == EventType.TURN_COMPLETED else TurnStatus.FAILED
+        ended = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+            status=status, failure_message=message, ended_at=timezone.now(), lease_until=None
+        )
+        if ended and logged_end is None:
+            data = {"message": message, **({"reason": reason} if reason else {})}
+            append_events(turn.session_id, [NewEvent(EventType.TURN_FAILED, data, turn.pk)])
 
 
 def _record(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
     now = timezone.now()
     with transaction.atomic():
         if outcome.status == "parked" and outcome.state is not None:
+            # attempts=0: resuming after the decision is not a lost worker's retry.
             Turn.objects.filter(pk=turn.pk).update(
-                status=TurnStatus.PARKED, parked_state=outcome.state, lease_until=None, usage=outcome.usage.as_dict()
+                status=TurnStatus.PARKED,
+                parked_state=outcome.state,
+                lease_until=None,
+                attempts=0,
+                usage=outcome.usage.as_dict(),
             )
             for call in pending_calls(outcome.state):
                 Approval.objects.get_or_create(
@@ -223,8 +261,14 @@ def execute_turn(turn_id: str) -> None:
     turn = claim_turn(turn_id)
     if turn is None:
         return
-    if turn.attempts > platform_settings.TURN_MAX_ATTEMPTS:
-        _fail(turn, f"the worker running this turn was lost {turn.attempts - 1} times; giving up")
+    journal = _journal(turn) if turn.attempts > 1 else None
+    logged_end = journal.end if journal is not None else None
+    if logged_end is not None and logged_end[0] == EventType.TURN_FAILED:
+        _fail(turn, str(logged_end[1].get("message", "")))  # a lost attempt ended it: record that
+        settle_session(turn.session_id)
+        return
+    if turn.attempts > platform_settings.TURN_MAX_ATTEMPTS and logged_end is None:
+        _fail(turn, f"the worker running this turn was lost {turn.attempts - 1} times; giving up", "worker_lost")
         settle_session(turn.session_id)
         return
     if turn.cancel_requested:
@@ -240,11 +284,14 @@ def execute_turn(turn_id: str) -> None:
             request = _request(turn, surface)
             sink, settings = DatabaseSink(turn.session_id), runtime_settings()
             if turn.parked_state:
-                body = resume_turn(surface, request, turn.parked_state, _decisions(turn), sink, settings)
+                decisions = _decisions(turn)
+                body = resume_turn(surface, request, turn.parked_state, decisions, sink, settings, journal)
             else:
-                body = run_turn(surface, request, sink, settings)
-            outcome = asyncio.run(_watched(turn.pk, request, _then_drain(sink, body)))
+                body = run_turn(surface, request, sink, settings, journal)
+            outcome = _run_to_end(sink, _watched(turn.pk, request, _then_drain(sink, body)))
             _record(turn, outcome, len(request.history))
+    except (OperationalError, InterfaceError):
+        raise  # the database, not the turn: the task retries and resumes it from the log
     except Exception as failure:
         logger.exception(
             "turn %s failed inside the platform",

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import secrets
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from agent_platform.models import Principal
 from agents.discovery import AgentSurface
@@ -34,6 +37,7 @@ from sessions_app.models import (
     TurnStatus,
 )
 
+logger = logging.getLogger(__name__)
 ACTIVE_TURNS = (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED)
 INTERRUPTED = "turn interrupted"
 
@@ -316,17 +320,24 @@ def checked_decision(approval: Approval, call: Mapping[str, Any] | None) -> Deci
 
 
 def enqueue_turn(turn_id: str) -> None:
+    """Hand the turn to a worker. With the broker down the request still succeeds: the
+    turn is recorded as queued, and the sweeper hands it out once the broker is back."""
     from sessions_app.tasks import run_turn
 
-    run_turn.delay(turn_id)
+    try:
+        run_turn.delay(turn_id)
+    except BrokerUnavailable:
+        logger.warning("could not enqueue turn %s; the sweeper will", turn_id, exc_info=True)
 
 
 def dispatch_next(session_id: str) -> None:
     """Hand the session's next queued turn to a worker, unless a turn is running or parked."""
     turns = Turn.objects.filter(session_id=session_id)
-    if turns.filter(status__in=(TurnStatus.RUNNING, TurnStatus.PARKED)).exists():
-        return
-    next_turn = turns.filter(status=TurnStatus.QUEUED).order_by("created_at").first()
+    busy = turns.filter(status__in=(TurnStatus.RUNNING, TurnStatus.PARKED))
+    # One statement, one snapshot: checked apart, the next turn could be claimed between
+    # the check and the pick, and the one after it handed out beside it.
+    queued = turns.filter(~Exists(busy), status=TurnStatus.QUEUED)
+    next_turn = queued.order_by("created_at").first()
     if next_turn is not None:
         enqueue_turn(next_turn.pk)
 

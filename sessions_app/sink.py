@@ -25,6 +25,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async as in_thread
 
+from agent_platform.crash import crash_point
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.events import EventType
 
@@ -48,6 +49,10 @@ class DatabaseSink:
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
+        # Set when the worker goes away mid-turn (Celery terminating it, a time limit):
+        # what the cancelled runtime says then ("turn interrupted") is not recorded,
+        # because the turn is not over; it is taken up again from its log.
+        self.closed = False
         self._pending: list[NewEvent] = []
         self._writer: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
@@ -59,6 +64,8 @@ class DatabaseSink:
         Raises:
             Exception: what a write raised (that write and every later one are not made).
         """
+        if self.closed:
+            return
         self._raise_failure()
         self._pending.append(NewEvent(type, data, turn_id))
         starts_reply = type in DELTAS and type != self._last_type
@@ -88,6 +95,8 @@ class DatabaseSink:
             while self._pending:
                 batch, self._pending = self._pending, []
                 await in_thread(append_events)(self.session_id, batch)
+                for event in batch:
+                    crash_point(f"after-{event.type}")  # fault tests: die with this event durable
         except Exception as failure:  # noqa: BLE001 - kept, and raised to the runtime by its next emit or drain
             self._failure = failure
             self._pending = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from celery import Task, shared_task
+from django.db import InterfaceError, OperationalError
 
 from agent_platform.conf import platform_settings
 from sessions_app.execution import AgentAtCapacity, execute_turn
@@ -25,11 +26,14 @@ def prune_log_lines() -> int:
 )
 def run_turn(self: Task, turn_id: str) -> None:
     """Run or resume one turn (idempotent: a duplicate delivery claims nothing); a turn
-    of an agent at its ``max_running_turns`` tries again shortly."""
+    of an agent at its ``max_running_turns`` tries again shortly, and one that lost the
+    database tries again once its lease has run out (it resumes from its log)."""
     try:
         execute_turn(turn_id)
     except AgentAtCapacity as waiting:
         raise self.retry(countdown=CAPACITY_RETRY_SECONDS) from waiting
+    except (OperationalError, InterfaceError) as lost:
+        raise self.retry(countdown=platform_settings.TURN_LEASE_SECONDS + 1) from lost
 
 
 @shared_task(name="sessions_app.tasks.sweep_turns")

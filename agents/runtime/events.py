@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sessions_app.events import EventType
+
+if TYPE_CHECKING:
+    from agents.runtime.replay import Journal
 
 # A delta buffer is flushed when it holds this many characters or is this old.
 COALESCE_CHARS = 2048
@@ -60,10 +63,15 @@ _DELTA_TYPES = {EventType.MESSAGE_APPENDED: "text", EventType.REASONING_APPENDED
 class TurnEmitter:
     """The runtime's handle on the sink for one turn (or one nested subagent run)."""
 
-    def __init__(self, sink: EventSink, turn_id: str, parent_call_id: str | None = None) -> None:
+    def __init__(
+        self, sink: EventSink, turn_id: str, parent_call_id: str | None = None, journal: Journal | None = None
+    ) -> None:
         self.sink = sink
         self.turn_id = turn_id
         self.parent_call_id = parent_call_id
+        # A turn taken up again after its worker was lost: what is logged is not sent twice.
+        self.journal = journal
+        self.step = 0
         self._pending_type: EventType | None = None
         self._pending: list[str] = []
         self._pending_chars = 0
@@ -72,14 +80,23 @@ class TurnEmitter:
 
     def nested(self, parent_call_id: str) -> TurnEmitter:
         """An emitter for a subagent run inside the call ``parent_call_id``."""
-        return TurnEmitter(self.sink, self.turn_id, parent_call_id)
+        return TurnEmitter(self.sink, self.turn_id, parent_call_id, self.journal)
 
     async def emit(self, type: EventType, data: dict[str, Any] | None = None) -> None:
         await self.flush()
-        await self._send(type, dict(data or {}))
+        data = dict(data or {})
+        if type == EventType.STEP_STARTED:
+            self.step = int(data["step"])
+        if self.journal is not None and self.journal.logged(type, data, self.parent_call_id, self.step):
+            return
+        await self._send(type, data)
 
     async def delta(self, type: EventType, text: str) -> None:
         """A text or reasoning delta; consecutive ones of a type are merged."""
+        if self.journal is not None:
+            text = self.journal.unsent_text(type, self.parent_call_id, self.step, text)
+            if not text:
+                return
         if self._pending_type is not None and self._pending_type != type:
             await self.flush()
         if self._pending_type is None:

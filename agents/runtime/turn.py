@@ -47,6 +47,7 @@ from agents.runtime.providers.base import (
     UsageEvent,
 )
 from agents.runtime.providers.gateway import ProviderSettings, provider_for, stream_with_retries
+from agents.runtime.replay import Journal, LoggedStep
 from agents.sdk import ResultContext, SessionInfo, Signal, ToolContext
 from agents.sdk._context import Artifacts, Host
 from sessions_app.events import EventType
@@ -209,8 +210,14 @@ class _Run:
         while step < self.settings.max_steps:
             step += 1
             await self.emitter.emit(EventType.STEP_STARTED, {"step": step})
-            text, calls = await self._model_step(provider, ModelRequest(model_name, system, tuple(messages), tools))
-            await self.emitter.emit(EventType.STEP_COMPLETED, {"step": step})
+            logged = self._logged_step(step)
+            if logged is not None:  # a lost attempt finished this step: not asked again
+                text, calls, step_usage = logged.text, list(logged.calls or ()), logged.usage
+                self.usage = self.usage + step_usage
+            else:
+                request = ModelRequest(model_name, system, tuple(messages), tools)
+                text, calls, step_usage = await self._model_step(provider, request)
+            await self.emitter.emit(EventType.STEP_COMPLETED, {"step": step, "usage": step_usage.as_dict()})
             messages.append(Message("assistant", text, tuple(calls)))
             if not calls:
                 return TurnOutcome("completed", text=text, usage=self.usage, messages=messages)
@@ -239,10 +246,15 @@ class _Run:
             messages += self._result_messages(calls, results)
         raise TurnFailed(f"the turn took more than {self.settings.max_steps} model steps")
 
-    async def _model_step(self, provider: Any, request: ModelRequest) -> tuple[str, list[ToolCall]]:
+    def _logged_step(self, step: int) -> LoggedStep | None:
+        journal = self.emitter.journal
+        return journal.model_step(self.emitter.parent_call_id, step) if journal is not None else None
+
+    async def _model_step(self, provider: Any, request: ModelRequest) -> tuple[str, list[ToolCall], Usage]:
         text: list[str] = []
         reasoning: list[str] = []
         calls: list[ToolCall] = []
+        usage = Usage()
         async for event in stream_with_retries(provider, request, self.settings.providers):
             if isinstance(event, TextDelta):
                 text.append(event.text)
@@ -255,12 +267,13 @@ class _Run:
                 # whatever the provider (or the test model) numbered its calls.
                 calls.append(dataclasses.replace(event.call, call_id=new_call_id()))
             elif isinstance(event, UsageEvent):
+                usage = usage + event.usage
                 self.usage = self.usage + event.usage
         if reasoning:
             await self.emitter.emit(EventType.REASONING_COMPLETED, {"text": "".join(reasoning)})
         if text:
             await self.emitter.emit(EventType.MESSAGE_COMPLETED, {"text": "".join(text)})
-        return "".join(text), calls
+        return "".join(text), calls, usage
 
     # --- tool calls ------------------------------------------------------------------------
 
@@ -274,10 +287,19 @@ class _Run:
             return True
 
     async def _execute(self, call: ToolCall) -> CallResult | ParkedSubagent:
+        logged = self._logged_result(call)
+        if logged is not None:  # it ran on a lost attempt: never twice
+            return logged
         result = await self._dispatch(call)
         if isinstance(result, ParkedSubagent):
             return result  # its action.result comes when the subagent finishes
         return await self._record_result(call, result)
+
+    def _logged_result(self, call: ToolCall) -> CallResult | None:
+        journal = self.emitter.journal
+        if journal is None or (call.name in self.surface.subagents and call.name not in self.file_tools):
+            return None  # a subagent call replays its own logged steps, so its usage counts
+        return journal.result(call.call_id)
 
     async def _record_result(self, call: ToolCall, result: CallResult) -> CallResult:
         data: dict[str, Any] = {
@@ -472,7 +494,7 @@ async def _finish(run: _Run, body: Any) -> TurnOutcome:
     emitter = run.emitter
     try:
         outcome: TurnOutcome = await body
-        if outcome.status == "completed":
+        if outcome.status == "completed" and not (emitter.journal is not None and emitter.journal.ended):
             await run.commit(outcome.text)
     except asyncio.CancelledError:
         run.drop_scratch()
@@ -496,12 +518,19 @@ async def _finish(run: _Run, body: Any) -> TurnOutcome:
 
 
 async def run_turn(
-    surface: AgentSurface, request: TurnRequest, sink: EventSink, settings: RuntimeSettings | None = None
+    surface: AgentSurface,
+    request: TurnRequest,
+    sink: EventSink,
+    settings: RuntimeSettings | None = None,
+    journal: Journal | None = None,
 ) -> TurnOutcome:
     """Run one turn of ``surface`` answering ``request.message``; emits ``turn.started``
-    and exactly one of ``turn.completed`` / ``turn.failed``, or parks on approvals."""
+    and exactly one of ``turn.completed`` / ``turn.failed``, or parks on approvals.
+
+    With the ``journal`` of a lost attempt, it takes the turn up where the log ends
+    (see ``agents.runtime.replay``)."""
     settings = settings or RuntimeSettings()
-    emitter = TurnEmitter(sink, request.turn_id)
+    emitter = TurnEmitter(sink, request.turn_id, journal=journal)
     run = _Run(surface, request, emitter, settings)
     await emitter.emit(EventType.TURN_STARTED, {"model": run.model_id, "testModel": run.model_id == "test"})
     messages = [*request.history, Message("user", request.message)]
@@ -515,8 +544,10 @@ async def resume_turn(
     decisions: dict[str, Decision],
     sink: EventSink,
     settings: RuntimeSettings | None = None,
+    journal: Journal | None = None,
 ) -> TurnOutcome:
-    """Continue a parked turn once every pending call has a decision.
+    """Continue a parked turn once every pending call has a decision (``journal``: as
+    for ``run_turn``).
 
     Raises:
         KeyError: when a pending call has no decision.
@@ -524,5 +555,6 @@ async def resume_turn(
     missing = [call["callId"] for call in pending_calls(state) if call["callId"] not in decisions]
     if missing:
         raise KeyError(f"no decision for {missing}")
-    run = _Run(surface, request, TurnEmitter(sink, request.turn_id), settings or RuntimeSettings())
+    emitter = TurnEmitter(sink, request.turn_id, journal=journal)
+    run = _Run(surface, request, emitter, settings or RuntimeSettings())
     return await _finish(run, run.resume(state, decisions))

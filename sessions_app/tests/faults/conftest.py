@@ -1,0 +1,116 @@
+"""Fixtures of the fault suite (RELIABILITY.md §1 rows 1-9).
+
+``stack`` is the distributed form on the test database and the shared Redis (its
+own task queue), started once for this package. Every fault test runs with
+``fault``: before it, no crash point is armed; after it, once no turn is left
+queued or running, ``assert_log_invariants`` checks every session it made.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from django.db import connection
+
+from agent_platform.tests.factories import issue_token
+from sessions_app.models import Session, SessionStatus, Turn, TurnStatus
+from sessions_app.tests.faults.invariants import assert_log_invariants
+from sessions_app.tests.faults.stack import DEADLINE, Stack
+
+
+@pytest.fixture(scope="session")
+def test_database_url(django_db_setup) -> str:
+    """The URL of the test database (created by pytest-django), for the servers we start."""
+    if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
+        pytest.skip("the fault suite needs DATABASE_URL (Postgres) and REDIS_URL")
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+# Package scope: the stack's beat sweeps the test database, so it must be gone before
+# the rest of the suite runs (it would hand their queued turns to its own worker).
+@pytest.fixture(scope="package")
+def stack(test_database_url, live_agents_dir, tmp_path_factory):
+    work = tmp_path_factory.mktemp("fault-stack")
+    started = Stack.start(work, test_database_url, os.environ["REDIS_URL"], live_agents_dir)
+    yield started
+    started.stop()
+
+
+def wait_settled(timeout: float = DEADLINE) -> None:
+    """Until no turn is queued or running and every session has settled after its last
+    turn (a test's turns are all over, and the worker is done with them)."""
+    deadline = time.monotonic() + timeout
+    busy = (TurnStatus.QUEUED, TurnStatus.RUNNING)
+    unsettled = Session.objects.filter(status=SessionStatus.RUNNING)
+    while Turn.objects.filter(status__in=busy).exists() or unsettled.exists():
+        if time.monotonic() > deadline:
+            left = list(Turn.objects.filter(status__in=busy).values_list("pk", "status", "attempts"))
+            raise AssertionError(f"turns or sessions still busy after the test: {left}")
+        time.sleep(0.1)
+
+
+def yield_in_deadlocks() -> None:
+    """The database flush after a test takes every table's lock; a query of the stack's
+    background tasks (beat's sweeps) may take two tables in the other order. Whoever
+    waits the shorter deadlock_timeout is the one cancelled: let it be theirs."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET deadlock_timeout = '20s'")
+
+
+@pytest.fixture
+def fault(stack, transactional_db, settings, live_agents_dir):
+    """The stack, clean before the test and checked after it. Tasks this process sends
+    (a request made in-process, a re-published task) go to the stack's worker."""
+    from agent_platform.celery import app
+
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
+    previous, app.conf.task_default_queue = app.conf.task_default_queue, stack.queue
+    stack.ensure_running()
+    stack.disarm_all()
+    yield stack
+    app.conf.task_default_queue = previous
+    stack.close_clients()
+    armed = stack.armed()
+    stack.disarm_all()
+    stack.ensure_running()
+    wait_settled()
+    yield_in_deadlocks()
+    assert_log_invariants()
+    assert not armed, f"crash points armed but never reached: {armed}"
+
+
+@pytest.fixture
+def token(alice) -> str:
+    return issue_token(alice)
+
+
+@pytest.fixture
+def one_running_turn_per_session(fault):
+    """Samples the turns table every few milliseconds during the test; fails it if a
+    session ever had two running turns."""
+    import threading
+
+    from django.db import connections
+    from django.db.models import Count
+
+    seen: list[dict] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        try:
+            while not stop.is_set():
+                running = Turn.objects.filter(status=TurnStatus.RUNNING).values("session_id")
+                seen.extend(running.annotate(n=Count("id")).filter(n__gt=1))
+                time.sleep(0.01)
+        finally:
+            connections.close_all()
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    yield
+    stop.set()
+    sampler.join(timeout=10)
+    assert not seen, f"sessions with two running turns at once: {seen[:5]}"
