@@ -33,7 +33,9 @@ EVENTS = 10_000
 BATCH = 250
 PAYLOAD = 2_000  # characters per event: 10,000 events are ~20 MB on the wire
 RSS_GROWTH_LIMIT_KB = 12 * 1024
-LATENCY_BUDGET = 1.0  # seconds from append to a reading client on another session
+# Seconds from append to a reading client on another session: a doorbell may be lost
+# (the channel layer is at-most-once), and then the 1 s poll finds the event.
+LATENCY_BUDGET = 2.0
 
 
 def idle_session(fault, token) -> str:
