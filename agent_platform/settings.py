@@ -134,8 +134,9 @@ if DATABASE_URL:
             "max_size": DB_POOL_SIZE,
             # How long a request waits for a connection before it is answered 503. While
             # Postgres is down nothing arrives, so this is also how long an outage keeps
-            # a caller waiting for its 503.
-            "timeout": env_int("DB_POOL_TIMEOUT", 5, minimum=1),
+            # a caller waiting for its 503; shorter than 10 s, a burst of requests queued
+            # on one session's row lock on a busy machine got 503s.
+            "timeout": env_int("DB_POOL_TIMEOUT", 10, minimum=1),
             # Background reconnection backs off exponentially (1, 2, 4 ... s); giving up
             # after 10 s means a request after the outage starts a fresh, immediate
             # attempt instead of waiting out a minute-long backoff (RELIABILITY.md row 5).
