@@ -245,8 +245,9 @@ class Client:
         assert (end["type"], end["data"].get("result")) == ("turn.completed", "echo: still there?"), end
 
 
-def raw_get(port: int, path: str, token: str, timeout: float = 10.0) -> tuple[int, str, bytes]:
-    """One GET on a fresh connection: status, content type, body."""
+def raw_get(port: int, path: str, token: str, timeout: float = 30.0) -> tuple[int, str, bytes]:
+    """One GET on a fresh connection: status, content type, body. (While Postgres is
+    down an answer takes DB_POOL_TIMEOUT, 10 s: the wait must be longer.)"""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
