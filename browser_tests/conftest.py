@@ -140,8 +140,14 @@ def page_errors() -> PageErrors:
     return PageErrors()
 
 
-def _open_page(browser: Any, errors: PageErrors, **context_args: Any) -> Any:
-    context = browser.new_context(**context_args)
+DESKTOP = {"viewport": {"width": 1280, "height": 900}}
+PHONE_CONTEXT = {"viewport": PHONE, "has_touch": True, "is_mobile": True}
+
+
+def _page(browser: Any, base_url: str, errors: PageErrors, **context_args: Any) -> Iterator[Any]:
+    """A page in a fresh browser context that records console errors and uncaught
+    exceptions; the test fails at teardown if there were any."""
+    context = browser.new_context(base_url=base_url, **context_args)
     page = context.new_page()
     page.set_default_timeout(15_000)
     page.on(
@@ -149,34 +155,27 @@ def _open_page(browser: Any, errors: PageErrors, **context_args: Any) -> Any:
         lambda message: message.type == "error" and errors.append(f"console: {message.text} at {message.location}"),
     )
     page.on("pageerror", lambda error: errors.append(f"pageerror: {error}"))
-    return page
+    yield page
+    context.close()
+    assert list(errors) == [], errors
 
 
 @pytest.fixture
 def page(browser, web_server, live, page_errors) -> Iterator[Any]:
-    """A desktop-sized page; the test fails if the page logged an error."""
-    page = _open_page(browser, page_errors, viewport={"width": 1280, "height": 900}, base_url=web_server)
-    yield page
-    page.context.close()
-    assert list(page_errors) == [], page_errors
+    """A desktop-sized page on the dev-mode server."""
+    yield from _page(browser, web_server, page_errors, **DESKTOP)
 
 
 @pytest.fixture
 def deployed_page(browser, deployed_server, live, page_errors) -> Iterator[Any]:
     """A desktop-sized page on the deployed (non-dev) server."""
-    page = _open_page(browser, page_errors, viewport={"width": 1280, "height": 900}, base_url=deployed_server)
-    yield page
-    page.context.close()
-    assert list(page_errors) == [], page_errors
+    yield from _page(browser, deployed_server, page_errors, **DESKTOP)
 
 
 @pytest.fixture
 def phone_page(browser, web_server, live, page_errors) -> Iterator[Any]:
-    """A phone-sized page (390 x 844, touch); fails the test on page errors."""
-    page = _open_page(browser, page_errors, viewport=PHONE, has_touch=True, is_mobile=True, base_url=web_server)
-    yield page
-    page.context.close()
-    assert list(page_errors) == [], page_errors
+    """A phone-sized page (390 x 844, touch) on the dev-mode server."""
+    yield from _page(browser, web_server, page_errors, **PHONE_CONTEXT)
 
 
 @pytest.fixture
