@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from agent_platform.tests.daphne import serve
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -38,22 +34,9 @@ OUTPUT = Path(os.environ.get("BROWSER_OUTPUT", ROOT / "test-output" / "screensho
 PHONE = {"width": 390, "height": 844}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _serve(worker: Any, agents_dir: Path, tmp_path_factory: Any, *, dev: bool) -> Iterator[str]:
     """daphne on the test database, its turns sent to the live worker's queue."""
-    from django.db import connection
-
-    db = connection.settings_dict
-    port = _free_port()
     env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "PLATFORM_VAR_DIR": str(tmp_path_factory.mktemp("web-var")),
         "AGENTS_DIR": str(agents_dir),
         "PLATFORM_DEV": "1" if dev else "0",
         "PLATFORM_TASK_QUEUE": worker.queue,
@@ -61,33 +44,8 @@ def _serve(worker: Any, agents_dir: Path, tmp_path_factory: Any, *, dev: bool) -
         # Plain HTTP on loopback: cookies cannot be Secure here.
         "SECURE_COOKIES": "0",
     }
-    log = (tmp_path_factory.mktemp("web-log") / "daphne.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "agent_platform.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2):
-                break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.close()
-                raise RuntimeError("daphne did not start: " + Path(log.name).read_text()[-3000:]) from None
-            time.sleep(0.2)
-    yield url
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-    log.close()
+    for server in serve(tmp_path_factory, env):
+        yield server.url
 
 
 @pytest.fixture(scope="session")

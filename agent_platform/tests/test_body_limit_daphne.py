@@ -6,30 +6,20 @@ or understated, the server does not hold it in memory, and nothing is created.""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from agent_platform.tests.daphne import serve
 from agent_platform.tests.factories import issue_token
 from sessions_app.models import Session
 
-ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 64 * 1024
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _rss_kb(pid: int) -> int:
@@ -46,43 +36,9 @@ def daphne(django_db_setup, django_db_blocker, tmp_path_factory):
 
     if connection.vendor != "postgresql":
         pytest.skip("the server process needs DATABASE_URL (Postgres)")
-    db = connection.settings_dict
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "PLATFORM_MAX_BODY_BYTES": str(LIMIT),
-        "PLATFORM_DEV": "0",
-        "PLATFORM_VAR_DIR": str(tmp_path_factory.mktemp("daphne-var")),
-    }
-    log = (tmp_path_factory.mktemp("daphne-log") / "daphne.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "agent_platform.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+    yield from serve(
+        tmp_path_factory, {"PLATFORM_MAX_BODY_BYTES": str(LIMIT), "PLATFORM_DEV": "0"}, "/weather/v1/health"
     )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            status, _, _ = exchange(port, b"GET /weather/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            if status == 200:
-                break
-        except OSError:
-            pass
-        if time.monotonic() > deadline or server.poll() is not None:
-            raise AssertionError(f"daphne did not start: {(log.name)}")
-        time.sleep(0.2)
-    server.port = port  # type: ignore[attr-defined]
-    yield server
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-    log.close()
 
 
 def exchange(port: int, head: bytes, chunks: Iterable[bytes] = (), timeout: float = 20) -> tuple[int, bytes, bytes]:
