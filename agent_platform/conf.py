@@ -29,6 +29,10 @@ DEFAULTS: dict[str, Any] = {
     "TURN_MAX_ATTEMPTS": 3,
     "STREAM_POLL_SECONDS": 1.0,
     "OUTBOUND_ALLOW": (),
+    "TURN_CONCURRENCY": 100,
+    "TURN_TENANT_SHARE": 0.5,
+    "WORKER_DB_THREADS": 8,
+    "TURN_TIME_LIMIT": 900,
 }
 
 

@@ -32,7 +32,7 @@ def add(a: int, b: int) -> int:
 
 
 async def measure(surface, message: str, turns: int) -> list[float]:
-    from agents.runtime.events import MemorySink
+    from agents.runtime.emitter import MemorySink
     from agents.runtime.turn import TurnRequest, run_turn
     from agents.sdk import SessionInfo
 

@@ -40,9 +40,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from agent_platform.auth import authenticate_websocket
+from agents.events import TERMINAL_SESSION_EVENTS
 from agents.registry import get_visible_agent, surface_for
 from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
-from sessions_app.events import TERMINAL_SESSION_EVENTS
 from sessions_app.streams import SessionFollower, record_json
 
 logger = logging.getLogger(__name__)

@@ -34,8 +34,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agents.events import EventType
 from sessions_app.dispatch import request_dispatch
-from sessions_app.events import EventType
 from sessions_app.models import Event, Session
 
 logger = logging.getLogger(__name__)

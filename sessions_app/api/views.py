@@ -18,7 +18,7 @@ from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.api.views import served_agent
 from agents.runtime.workspace import WorkspacePathError
-from sessions_app import services
+from sessions_app import approvals, services
 from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
 from sessions_app.api.idempotency import IDEMPOTENCY_KEY, idempotent
 from sessions_app.api.serializers import (
@@ -242,7 +242,7 @@ class ApprovalView(APIView):
         body = DecisionBody(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            services.decide_approval(
+            approvals.decide_approval(
                 session,
                 call_id,
                 approve=body.validated_data["decision"] == "approve",

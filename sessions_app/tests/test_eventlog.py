@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from agents.events import EventType
 from sessions_app.eventlog import NewEvent, UnknownSession, append_event, append_events, read_events
-from sessions_app.events import EventType
 from sessions_app.models import Event, Session
 from sessions_app.tests.factories import SessionFactory, TurnFactory
 

@@ -11,10 +11,10 @@ from channels.testing import WebsocketCommunicator
 
 from agent_platform.asgi import application
 from agent_platform.tests.factories import issue_token
+from agents.events import EventType
 from agents.registry import get_agent
 from sessions_app import consumers
 from sessions_app.eventlog import NewEvent, append_event, append_events
-from sessions_app.events import EventType
 from sessions_app.tests.factories import SessionFactory
 from sessions_app.tests.test_ndjson_stream import NdjsonStream, group_members
 

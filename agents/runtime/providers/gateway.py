@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from agents.runtime.providers.base import ModelError, ModelProvider, ModelRequest, StreamEvent
-from agents.runtime.providers.test_model import TestModel
+from agents.runtime.providers.deterministic import DeterministicModel
 
 TEST_MODEL = "test"
 
@@ -35,7 +35,7 @@ def provider_for(model_id: str, settings: ProviderSettings) -> tuple[ModelProvid
         UnknownModel: for an id that is not ``test``, ``openai:...`` or ``anthropic:...``.
     """
     if model_id == TEST_MODEL:
-        return TestModel(), TEST_MODEL
+        return DeterministicModel(), TEST_MODEL
     provider, _, name = model_id.partition(":")
     if provider == "openai" and name:
         from agents.runtime.providers.openai_provider import OpenAIProvider

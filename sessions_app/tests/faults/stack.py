@@ -113,7 +113,8 @@ class Stack:
 
     def start_worker(self) -> Process:
         argv = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--pool=prefork", "--concurrency=1"]
-        argv += ["-O", "fair", "-Q", self.queue, "-n", f"{self.queue}-{uuid.uuid4().hex[:4]}@%h"]
+        # No -Q: PLATFORM_TASK_QUEUE names every queue the worker serves.
+        argv += ["-O", "fair", "-n", f"{self.queue}-{uuid.uuid4().hex[:4]}@%h"]
         argv += ["--without-gossip", "--without-mingle", "--loglevel=INFO"]
         self.worker = self.processes.start("worker", argv, self.env)
         return self.worker
