@@ -40,6 +40,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from agent_platform.auth import authenticate_websocket
+from agent_platform.daphne_limits import MAX_INBOUND_FRAME
 from agents.events import TERMINAL_SESSION_EVENTS
 from agents.registry import get_visible_agent, surface_for
 from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
@@ -63,8 +64,6 @@ CLOSE_NOT_FOUND = 4404
 LAG_LIMIT = 1000
 # A single send taking longer than this (seconds) means the client is not draining.
 SEND_TIMEOUT = 10.0
-# The largest frame a client may send (bytes); the stream is one-way anyway.
-MAX_INBOUND_FRAME = 64 * 1024
 # How often a send waiting for daphne's write buffer to drain looks again (seconds).
 DRAIN_POLL = 0.05
 # How long a lagging client has to read up to the 4008 close frame (seconds).

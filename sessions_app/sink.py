@@ -28,7 +28,7 @@ from channels.db import database_sync_to_async as in_thread
 
 from agent_platform.crash import crash_point
 from agents.events import DELTAS, PROGRESS, EventType
-from sessions_app.eventlog import NewEvent, append_events
+from sessions_app.eventlog import Fence, NewEvent, append_events
 
 DatabaseCaller = Callable[..., Awaitable[Any]]
 
@@ -40,8 +40,10 @@ async def _in_thread(func: Callable[..., Any], *args: Any) -> Any:
 class DatabaseSink:
     """An ``EventSink`` over the session's log (one per turn, used from one event loop)."""
 
-    def __init__(self, session_id: str, db: DatabaseCaller | None = None) -> None:
+    def __init__(self, session_id: str, db: DatabaseCaller | None = None, fence: Fence | None = None) -> None:
         self.session_id = session_id
+        # Written only while this attempt at the turn is its current one.
+        self.fence = fence
         # How a write reaches the database from the event loop: the turn loop's database
         # threads in a worker; elsewhere (tests, tools) channels' thread.
         self._db: DatabaseCaller = db or _in_thread
@@ -90,7 +92,7 @@ class DatabaseSink:
         try:
             while self._pending:
                 batch, self._pending = self._pending, []
-                await self._db(append_events, self.session_id, batch)
+                await self._db(append_events, self.session_id, batch, self.fence)
                 for event in batch:
                     crash_point(f"after-{event.type}")  # fault tests: die with this event durable
         except Exception as failure:  # noqa: BLE001 - kept, and raised to the runtime by its next emit or drain

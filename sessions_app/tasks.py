@@ -15,6 +15,7 @@ from sessions_app.maintenance import prune_log_lines as prune
 from sessions_app.queues import TaskName
 from sessions_app.scheduling import AgentAtCapacity, TurnDeferred
 from sessions_app.scheduling import sweep_turns as sweep
+from sessions_app.turn_loop import LeaseLost
 from sessions_app.turn_worker import execute_turn
 
 CAPACITY_RETRY_SECONDS = 0.5
@@ -38,7 +39,7 @@ def run_queued_turn(self: Task, turn_id: str) -> None:
         execute_turn(turn_id)
     except (AgentAtCapacity, TurnDeferred) as waiting:
         raise self.retry(countdown=CAPACITY_RETRY_SECONDS) from waiting
-    except (OperationalError, InterfaceError) as lost:
+    except (OperationalError, InterfaceError, LeaseLost) as lost:
         raise self.retry(countdown=platform_settings.TURN_LEASE_SECONDS + 1) from lost
 
 

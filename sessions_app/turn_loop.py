@@ -53,6 +53,14 @@ CANCEL_POLL_SECONDS = 0.25
 class _Running:
     tenant_id: int
     cancel: Callable[[], None]
+    abandon: Callable[[], None]
+    renewed_at: float
+
+
+class LeaseLost(Exception):
+    """The turn's lease could not be renewed for most of its length (the database was
+    away), so another worker may take the turn up: this attempt stopped, recording
+    nothing more, and the turn is taken up again from its log."""
 
 
 def _borrowing_a_connection(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -112,10 +120,13 @@ class TurnLoop:
         return await self.loop.run_in_executor(self._db, call)
 
     @contextmanager
-    def running(self, turn_id: str, tenant_id: int, cancel: Callable[[], None]) -> Iterator[None]:
-        """While inside: the turn's lease is renewed, and ``cancel`` is called (once) when
-        its cancel flag is set or its row is gone. Call on the loop."""
-        self._running[turn_id] = _Running(tenant_id, cancel)
+    def running(
+        self, turn_id: str, tenant_id: int, cancel: Callable[[], None], abandon: Callable[[], None]
+    ) -> Iterator[None]:
+        """While inside: the turn's lease is renewed; ``cancel`` is called (once) when its
+        cancel flag is set or its row is gone, and ``abandon`` when its lease could not be
+        renewed for two thirds of its length. Call on the loop."""
+        self._running[turn_id] = _Running(tenant_id, cancel, abandon, self.loop.time())
         try:
             yield
         finally:
@@ -132,7 +143,8 @@ class TurnLoop:
     # --- leases and cancel flags, for all running turns at once ----------------------------
 
     async def _watch_running_turns(self) -> None:
-        renew_every = max(platform_settings.TURN_LEASE_SECONDS / 3, CANCEL_POLL_SECONDS)
+        lease_seconds = platform_settings.TURN_LEASE_SECONDS
+        renew_every = max(lease_seconds / 3, CANCEL_POLL_SECONDS)
         last_renewal = self.loop.time()
         while True:
             await asyncio.sleep(CANCEL_POLL_SECONDS)
@@ -142,17 +154,28 @@ class TurnLoop:
             try:
                 if self.loop.time() - last_renewal >= renew_every:
                     await self.db(_renew_leases, ids)
-                    last_renewal = self.loop.time()
+                    last_renewal = renewed = self.loop.time()
+                    for turn_id in ids:
+                        if turn_id in self._running:
+                            self._running[turn_id].renewed_at = renewed
                 to_cancel = await self.db(_cancelled_among, ids)
             except DatabaseError:
-                # The database is away: the turns find out themselves at their next write;
-                # their leases run out and they are taken up again.
-                logger.warning("cannot read the running turns' cancel flags", exc_info=True)
-                continue
+                # The database is away: the turns find out themselves at their next write.
+                logger.warning("cannot renew the running turns' leases or read their cancel flags", exc_info=True)
+                to_cancel = []
             for turn_id in to_cancel:
                 entry = self._running.pop(turn_id, None)
                 if entry is not None:
                     entry.cancel()
+            # A lease about to run out may be taken up by another worker: never run a turn
+            # beside a second attempt of itself.
+            stale = [
+                turn_id
+                for turn_id, entry in self._running.items()
+                if self.loop.time() - entry.renewed_at > lease_seconds * 2 / 3
+            ]
+            for turn_id in stale:
+                self._running.pop(turn_id).abandon()
 
 
 def _renew_leases(turn_ids: list[str]) -> None:

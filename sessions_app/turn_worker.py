@@ -32,12 +32,12 @@ from agents.runtime.conversation import message_from_dict, message_to_dict
 from agents.runtime.replay import Journal
 from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
 from sessions_app.approvals import decisions_for, request_approvals
-from sessions_app.eventlog import NewEvent, append_events
+from sessions_app.eventlog import Fence, NewEvent, append_events
 from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.scheduling import claim_turn, defer_for_fair_share, settle_session, wait_for_capacity
 from sessions_app.sink import DatabaseSink
-from sessions_app.turn_loop import TurnLoop, turn_loop
+from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop
 
 logger = logging.getLogger(__name__)
 
@@ -217,7 +217,8 @@ async def _work_on(turn_id: str, loop: TurnLoop, sink_of_this_turn: list[Databas
         return
     turn, request = started.turn, started.request
     try:
-        sink, settings = DatabaseSink(turn.session_id, db=loop.db), runtime_settings()
+        sink = DatabaseSink(turn.session_id, db=loop.db, fence=Fence(turn.pk, turn.attempts))
+        settings = runtime_settings()
         sink_of_this_turn.append(sink)
         if started.decisions is not None:
             state = turn.parked_state or {}
@@ -225,18 +226,26 @@ async def _work_on(turn_id: str, loop: TurnLoop, sink_of_this_turn: list[Databas
         else:
             body = run_turn(started.surface, request, sink, settings, started.journal)
         task = asyncio.ensure_future(_then_drain(sink, body))
+        lease_lost = False
 
         def cancel() -> None:
             request.signal.cancel()
             task.cancel()
 
-        with loop.running(turn.pk, turn.session.tenant_id, cancel):
+        def abandon() -> None:
+            nonlocal lease_lost
+            lease_lost, sink.closed = True, True  # what the cancelled runtime says is not recorded
+            cancel()
+
+        with loop.running(turn.pk, turn.session.tenant_id, cancel, abandon):
             # A turn past its time limit is stopped like one a person stopped.
             timer = asyncio.get_running_loop().call_later(platform_settings.TURN_TIME_LIMIT, cancel)
             try:
                 outcome = await task
             finally:
                 timer.cancel()
+        if lease_lost:
+            raise LeaseLost(turn.pk)
         await loop.db(_end, turn, outcome, len(request.history))
     except (OperationalError, InterfaceError):
         raise  # the database, not the turn: the task retries and resumes it from the log
@@ -262,6 +271,7 @@ def execute_turn(turn_id: str) -> None:
         AgentAtCapacity: the agent's ``max_running_turns`` are all taken; retry later.
         TurnDeferred: the tenant holds its share of this worker while others wait.
         OperationalError: the database went away; retry once the lease has run out.
+        LeaseLost: the lease could not be renewed; likewise.
     """
     loop = turn_loop()
     sinks: list[DatabaseSink] = []

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
-from agents.runtime.providers.base import ModelError, ModelProvider, ModelRequest, StreamEvent
+from agents.runtime.providers.base import ModelError, ModelProvider, ModelRequest, ProviderSettings, StreamEvent
 from agents.runtime.providers.deterministic import DeterministicModel
 
 TEST_MODEL = "test"
@@ -15,17 +14,6 @@ TEST_MODEL = "test"
 
 class UnknownModel(ModelError):
     """The model id names no provider we have."""
-
-
-@dataclass(frozen=True)
-class ProviderSettings:
-    openai_api_key: str = ""
-    openai_base_url: str = ""
-    anthropic_api_key: str = ""
-    anthropic_base_url: str = ""
-    max_retries: int = 2
-    retry_base_delay: float = 0.5
-    timeout: float = 120.0
 
 
 def provider_for(model_id: str, settings: ProviderSettings) -> tuple[ModelProvider, str]:
