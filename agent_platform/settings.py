@@ -11,7 +11,9 @@ processes, and the Redis channel layer.
 
 from __future__ import annotations
 
+import os
 import secrets
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -109,6 +111,13 @@ TEMPLATES = [
 # its own, so without a pool every request would open (and pay for) a new connection.
 DB_POOL_SIZE = env_int("DB_POOL_SIZE", 16)
 
+
+def _program() -> str:
+    """The program this process runs: ``celery``, ``daphne``, ``manage.py`` ..."""
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("python")
+    return started.parent.name if started.name == "__main__.py" else started.name
+
+
 if DATABASE_URL:
     _database = dj_database_url.parse(
         DATABASE_URL,
@@ -120,6 +129,8 @@ if DATABASE_URL:
     # A stuck writer must not wedge a session's row lock for long.
     _database["OPTIONS"] = {
         "options": "-c statement_timeout=30000 -c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000",
+        # Which process holds a connection, in pg_stat_activity: "agent-platform celery 4242".
+        "application_name": f"agent-platform {_program()} {os.getpid()}"[:63],
     }
     if DB_POOL_SIZE:
         # Parameters bound by the server, and a statement run twice on a connection is

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -29,8 +30,9 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 from agent_platform.conf import platform_settings
 from agents.events import EventType
 from agents.models import Agent
+from agents.registry import surface_for
 from sessions_app.eventlog import NewEvent, append_event, append_events
-from sessions_app.models import Session, SessionMode, SessionStatus, Turn, TurnStatus
+from sessions_app.models import Event, Session, SessionMode, SessionStatus, Turn, TurnStatus
 from sessions_app.queues import QueueKind, TaskName, queue_name, send, turn_lane
 
 logger = logging.getLogger(__name__)
@@ -63,9 +65,39 @@ def dispatch_next(session_id: str) -> None:
         enqueue_turn(*next_turn)
 
 
-def claim_turn(turn_id: str) -> Turn | None:
+def claim_turn(turn_id: str, running_here: Callable[[int], int] = lambda tenant_id: 0) -> Turn | None:
     """Take the turn for this worker, or None when it is not ours to run (already
-    running under a live lease, finished, or parked)."""
+    running under a live lease, finished, or parked).
+
+    The claim commits only if the agent has room under its ``max_running_turns`` (counted
+    under the agent row's lock, so the cap holds under any race and a turn over it is
+    never seen running) and the tenant is within its fair share of this worker
+    (``running_here(tenant_id)``: its turns running in this process).
+
+    Raises:
+        AgentAtCapacity: the agent runs ``max_running_turns`` already; the turn stays
+            queued (with one ``turn.queued`` event).
+        TurnDeferred: the tenant holds its share of this worker while others wait.
+    """
+    with transaction.atomic():
+        turn = _take(turn_id)
+        if turn is None:
+            return None
+        cap = surface_for(turn.session.agent).config.max_running_turns
+        running = _running_beside(turn) if cap is not None else 0
+        at_capacity = cap is not None and running >= cap
+        deferred = not at_capacity and _over_fair_share(turn, running_here(turn.session.tenant_id))
+        if at_capacity or deferred:
+            transaction.set_rollback(True)  # the claim never happened
+    if at_capacity:
+        _note_queued(turn, running, cap)
+        raise AgentAtCapacity(turn.pk)
+    if deferred:
+        raise TurnDeferred(turn.pk)
+    return turn
+
+
+def _take(turn_id: str) -> Turn | None:
     now = timezone.now()
     claimed = Turn.objects.filter(
         Q(pk=turn_id) & (Q(status=TurnStatus.QUEUED) | Q(status=TurnStatus.RUNNING, lease_until__lt=now))
@@ -80,31 +112,22 @@ def claim_turn(turn_id: str) -> Turn | None:
     return Turn.objects.select_related("session__agent").get(pk=turn_id)
 
 
+def _running_beside(turn: Turn) -> int:
+    """The agent's other running turns, counted by one claimer at a time (the agent row's
+    lock, held until the claim commits)."""
+    agent_id = turn.session.agent_id
+    Agent.objects.select_for_update().filter(pk=agent_id).first()
+    return Turn.objects.filter(session__agent_id=agent_id, status=TurnStatus.RUNNING).exclude(pk=turn.pk).count()
+
+
+def _note_queued(turn: Turn, running: int, cap: int | None) -> None:
+    """One ``turn.queued`` per turn, however often it waits for room."""
+    if not Event.objects.filter(session_id=turn.session_id, turn=turn, type=EventType.TURN_QUEUED).exists():
+        append_event(turn.session_id, EventType.TURN_QUEUED, {"runningTurns": running, "cap": cap}, turn.pk)
+
+
 class AgentAtCapacity(Exception):
     """The agent already runs ``max_running_turns`` turns; this one waits its turn."""
-
-
-def wait_for_capacity(turn: Turn, cap: int | None) -> None:
-    """Give the claim back when the agent runs ``cap`` turns already.
-
-    Raises:
-        AgentAtCapacity: the turn is queued again (with one ``turn.queued`` event).
-    """
-    if cap is None:
-        return
-    agent_id = turn.session.agent_id
-    with transaction.atomic():
-        # One claimer at a time per agent counts the others, so the cap holds under races.
-        Agent.objects.select_for_update().filter(pk=agent_id).first()
-        others = Turn.objects.filter(session__agent_id=agent_id, status=TurnStatus.RUNNING).exclude(pk=turn.pk).count()
-        if others < cap:
-            return
-        Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
-            status=TurnStatus.QUEUED, attempts=F("attempts") - 1, lease_until=None
-        )
-        if not turn.session.events.filter(turn=turn, type=EventType.TURN_QUEUED).exists():
-            append_event(turn.session_id, EventType.TURN_QUEUED, {"runningTurns": others, "cap": cap}, turn.pk)
-    raise AgentAtCapacity(turn.pk)
 
 
 class TurnDeferred(Exception):
@@ -112,21 +135,12 @@ class TurnDeferred(Exception):
     turns wait; it goes back to its lane and runs once a slot is its to take."""
 
 
-def defer_for_fair_share(turn: Turn, running_for_tenant: int) -> None:
-    """Give the claim back when the turn's tenant already runs its share
-    (``TURN_TENANT_SHARE`` of ``TURN_CONCURRENCY``) of this worker's turns and another
-    tenant's turns wait in the broker; a tenant alone may use every slot.
-
-    Raises:
-        TurnDeferred: the turn is queued again.
-    """
+def _over_fair_share(turn: Turn, running_for_tenant: int) -> bool:
+    """Whether the turn's tenant already runs its share (``TURN_TENANT_SHARE`` of
+    ``TURN_CONCURRENCY``) of this worker's turns while another tenant's turns wait in
+    the broker; a tenant alone may use every slot."""
     share = max(1, int(platform_settings.TURN_TENANT_SHARE * platform_settings.TURN_CONCURRENCY))
-    if running_for_tenant < share or not others_waiting(turn.session.tenant_id):
-        return
-    Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
-        status=TurnStatus.QUEUED, attempts=F("attempts") - 1, lease_until=None
-    )
-    raise TurnDeferred(turn.pk)
+    return running_for_tenant >= share and others_waiting(turn.session.tenant_id)
 
 
 def others_waiting(tenant_id: int) -> bool:

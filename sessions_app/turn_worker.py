@@ -35,7 +35,7 @@ from sessions_app.approvals import decisions_for, request_approvals
 from sessions_app.eventlog import Fence, NewEvent, append_events
 from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.models import Event, Session, Turn, TurnStatus
-from sessions_app.scheduling import claim_turn, defer_for_fair_share, settle_session, wait_for_capacity
+from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
 from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop
 
@@ -96,7 +96,7 @@ def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
         AgentAtCapacity: the agent's ``max_running_turns`` are all taken; retry later.
         TurnDeferred: the tenant holds its share of this worker while others wait.
     """
-    turn = claim_turn(turn_id)
+    turn = claim_turn(turn_id, loop.running_for)
     if turn is None:
         return None
     journal = _journal(turn) if turn.attempts > 1 else None
@@ -113,8 +113,6 @@ def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
         _end_without_running(turn, INTERRUPTED)
         return None
     surface = surface_for(turn.session.agent)
-    wait_for_capacity(turn, surface.config.max_running_turns)
-    defer_for_fair_share(turn, loop.running_for(turn.session.tenant_id))
     if surface.errors:
         _end_without_running(turn, f"agent {turn.session.agent.slug!r} has errors: {surface.errors[0]}")
         return None
