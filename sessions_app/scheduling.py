@@ -167,7 +167,8 @@ def others_waiting(tenant_id: int) -> bool:
 def settle_session(session_id: str) -> None:
     """After a turn ended: run the next queued one, or record that the session waits
     (chat) or is over (task)."""
-    with transaction.atomic():
+    # No savepoint inside a caller's transaction (a turn's end records and settles in one).
+    with transaction.atomic(savepoint=False):
         session = Session.objects.select_for_update().get(pk=session_id)
         turns = session.turns.all()
         if turns.filter(status__in=ACTIVE_TURNS).exists():
