@@ -49,7 +49,7 @@ def guard_orphaned_redis_channels() -> None:
     visibility timeout (turns are idempotent), and a publish is retried on a new
     connection (kombu's ``ensure``). Idempotent; harmless once kombu fixes it.
     """
-    channel = kombu_redis.Channel
+    channel: Any = kombu_redis.Channel  # a private method: kombu's types do not list it
     original = channel._connparams
     if getattr(original, "orphan_guard", False):
         return
