@@ -1,7 +1,8 @@
 """The distributed form on loopback for the fault tests (RELIABILITY.md §1, Harness):
-daphne, one prefork Celery worker (``--concurrency=1 -O fair``) and beat, each a
-subprocess in its own process group, with timers shrunk so faults resolve in
-seconds. Servers are started and stopped through ``bench.harness.Processes``.
+daphne, one Celery worker (prefork ``--concurrency=1 -O fair`` unless a test asks
+for another pool, e.g. ``use_worker("threads", 100)``) and beat, each a subprocess
+in its own process group, with timers shrunk so faults resolve in seconds.
+Servers are started and stopped through ``bench.harness.Processes``.
 
 ``Client`` is what a user's program does over HTTP: start, follow up, read the
 log, wait for an event with a deadline.
@@ -67,6 +68,8 @@ class Stack:
     beat: Process | None = None
     crash_dir: Path = field(default_factory=Path)
     clients: list[Client] = field(default_factory=list)
+    worker_pool: str = "prefork"
+    worker_concurrency: int = 1
 
     @classmethod
     def start(cls, work: Path, database_url: str, redis_url: str, agents_dir: Path, **extra: str) -> Stack:
@@ -112,8 +115,11 @@ class Stack:
         return [*argv, "-s", str(schedule), "--loglevel=WARNING"]
 
     def start_worker(self) -> Process:
-        argv = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--pool=prefork", "--concurrency=1"]
-        argv += ["-O", "fair", "-Q", self.queue, "-n", f"{self.queue}-{uuid.uuid4().hex[:4]}@%h"]
+        argv = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker"]
+        argv += [f"--pool={self.worker_pool}", f"--concurrency={self.worker_concurrency}"]
+        if self.worker_pool == "prefork":
+            argv += ["-O", "fair"]
+        argv += ["-Q", self.queue, "-n", f"{self.queue}-{uuid.uuid4().hex[:4]}@%h"]
         argv += ["--without-gossip", "--without-mingle", "--loglevel=INFO"]
         self.worker = self.processes.start("worker", argv, self.env)
         return self.worker
@@ -149,6 +155,11 @@ class Stack:
             self.processes.stop(self.worker)
         self.start_worker()
         self.wait_worker_ready()
+
+    def use_worker(self, pool: str, concurrency: int) -> None:
+        """Run the worker with this pool and concurrency from now on (restarts it)."""
+        self.worker_pool, self.worker_concurrency = pool, concurrency
+        self.restart_worker()
 
     def ensure_running(self) -> None:
         """Bring back any server a test killed."""
