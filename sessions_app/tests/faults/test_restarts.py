@@ -262,7 +262,10 @@ class Load(threading.Thread):
         while not self.stop.is_set():
             # A short tool call: some turns are always running when Redis dies.
             message = f'/call effect {{"key": "load-{n}", "hold": 0.5}}'
-            status, answer = self.client.call("POST", "/faults/v1/session", {"message": message})
+            try:
+                status, answer = self.client.call("POST", "/faults/v1/session", {"message": message})
+            except (OSError, http.client.HTTPException) as failed:
+                status, answer = 0, repr(failed)
             if status == 201:
                 self.accepted.append(answer)
             else:
