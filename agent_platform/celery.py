@@ -31,23 +31,27 @@ def guard_orphaned_redis_channels() -> None:
     (``on_connection_error_after_connected``) calls ``connection.collect()`` and
     then ``connection.close()``. ``collect()`` closes the default channel, which
     stops at its first step (reading the reply of the BRPOP in flight raises a
-    connection error), and then drops the transport's ``client``, but keeps the
-    channel. ``close()`` closes that channel again: this time it gets as far as
+    connection error), then the transport's other channels, which stops at the
+    first that fails too (remote control's, deleting its fanout queue), and then
+    drops the transport's ``client``, but keeps the half-closed default channel.
+    ``close()`` closes that channel again: this time it gets as far as
     putting back the unacked messages (``QoS.restore_unacked_once``), which needs
     a fresh connection pool, built from ``transport.client.hostname``. That client
     is None, so it raises AttributeError. celery only treats connection errors as
     recoverable, so the AttributeError ends the worker. The same happens when a
     task delivered before the loss is acked on its old channel after the worker
-    reconnected, and when a thread publishes through a pooled producer whose
-    channel was closed.
+    reconnected (the ack runs as a callback of the event loop, which lets any
+    exception through), and a thread that publishes through a pooled producer
+    whose channel was closed gets AttributeError('client') instead of a broker error.
 
     The narrow fix is at the one place those paths meet: a channel builds a
     connection pool (``Channel._connparams``) without a connection to build it for.
     There it now raises ``OrphanedChannelError``, a ``redis.ConnectionError``, so
     every caller's existing connection-error handling applies: the close is
     ignored (``maybe_close_channel``), a late ack is logged and left to the
-    visibility timeout (turns are idempotent), and a publish is retried on a new
-    connection (kombu's ``ensure``). Idempotent; harmless once kombu fixes it.
+    visibility timeout (turns are idempotent), and a publish is retried by kombu
+    or fails as "broker unavailable", which the platform handles (the sweeper
+    enqueues the turn later). Idempotent; harmless once kombu fixes it.
     """
     channel: Any = kombu_redis.Channel  # a private method: kombu's types do not list it
     original = channel._connparams
