@@ -1,7 +1,7 @@
 """The distributed form on loopback for the fault tests (RELIABILITY.md §1, Harness):
 daphne, one Celery worker started as users start it (its pool and concurrency from
-settings: the threads pool, many turns on one event loop; ``use_pool("prefork")`` for
-the tests of a pool child) and beat, each a subprocess in its own process group, with
+settings: the threads pool, many turns on one event loop; ``use_worker("prefork")``
+for the tests of a pool child) and beat, each a subprocess in its own process group, with
 timers shrunk so faults resolve in seconds. Servers are started and stopped through
 ``bench.harness.Processes``. Like compose's ``restart: unless-stopped``, the stack
 starts the worker again when it dies (a crash point, a killed process), unless a test
@@ -73,6 +73,7 @@ class Stack:
     crash_dir: Path = field(default_factory=Path)
     clients: list[Client] = field(default_factory=list)
     pool: str = "threads"
+    concurrency: int | None = None  # None: from settings (PLATFORM_TURN_CONCURRENCY); prefork: 1
     _supervising: bool = False
     _stopped: threading.Event = field(default_factory=threading.Event)
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -127,8 +128,9 @@ class Stack:
         # default and takes the configured pool instead). No -Q: PLATFORM_TASK_QUEUE names
         # every queue the worker serves.
         argv = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker"]
-        if self.pool == "prefork":
-            argv += ["--concurrency=1"]
+        concurrency = self.concurrency or (1 if self.pool == "prefork" else None)
+        if concurrency is not None:
+            argv += [f"--concurrency={concurrency}"]
         argv += ["-O", "fair", "-n", f"{self.queue}-{uuid.uuid4().hex[:4]}@%h"]
         argv += ["--without-gossip", "--without-mingle", "--loglevel=INFO"]
         with self._lock:
@@ -143,12 +145,6 @@ class Stack:
                 if self._supervising and worker is not None and worker.popen.poll() is not None:
                     self.processes.stop(worker)
                     self.start_worker()
-
-    def use_pool(self, pool: str) -> None:
-        """Run the worker with ``pool`` (``threads`` or ``prefork``) from now on."""
-        if pool != self.pool:
-            self.pool = pool
-            self.restart_worker()
 
     def wait_worker_ready(self, timeout: float = 60.0) -> None:
         worker = self.worker
@@ -186,6 +182,13 @@ class Stack:
             self.start_worker()
             self._supervising = True
         self.wait_worker_ready()
+
+    def use_worker(self, pool: str = "threads", concurrency: int | None = None) -> None:
+        """Run the worker with this pool (``threads`` or ``prefork``) and concurrency
+        from now on (``None``: the default), restarting it if that changes anything."""
+        if (pool, concurrency) != (self.pool, self.concurrency):
+            self.pool, self.concurrency = pool, concurrency
+            self.restart_worker()
 
     def ensure_running(self) -> None:
         """Bring back any server a test killed."""

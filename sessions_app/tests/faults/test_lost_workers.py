@@ -24,9 +24,9 @@ pytestmark = [pytest.mark.fault, pytest.mark.slow]
 @pytest.fixture
 def prefork(fault):
     """The worker with the prefork pool for this test (a pool child to kill), then back."""
-    fault.use_pool("prefork")
+    fault.use_worker("prefork")
     yield fault
-    fault.use_pool("threads")
+    fault.use_worker()
 
 
 def test_a_pool_process_killed_mid_call_resumes_from_the_log(prefork, token):
