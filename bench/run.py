@@ -103,12 +103,12 @@ QUICK = Sizes(
     idle_streams=100,
     append_events=10_000,
     validate_runs=2,
-    cpu_turns=50,
+    cpu_turns=30,
     # 100 at once still, but of a 1 s model: a worker that runs two turns at a time
     # (today's default) takes 50 s over it instead of 100 s.
     burst_sleep=1.0,
     long_session=100,  # the follow-up benchmark's session: no extra turns
-    fairness_turns=15,
+    fairness_turns=10,
     fairness_seconds=5.0,
 )
 

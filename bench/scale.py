@@ -200,7 +200,7 @@ def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> l
         for thread in threads:
             thread.start()
         try:
-            # Let the flood reach its stride (each client has finished a turn) before B starts.
+            # Let the flood reach its stride (as many turns done as clients) before B starts.
             while len(flood) < flooders and time.time() < began + TIMEOUT and not errors:
                 time.sleep(0.05)
             b_began, flood_before = time.time(), len(flood)
