@@ -207,11 +207,12 @@ class BackendCpu:
             self._poll()
 
     def start(self) -> None:
-        with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as conn:
-            row = conn.execute("SELECT pg_backend_pid()").fetchone()
-        assert row is not None
         try:
-            postmaster = psutil.Process(psutil.Process(row[0]).ppid())
+            # The postmaster is the parent of this connection's backend (read while it lives).
+            with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as conn:
+                row = conn.execute("SELECT pg_backend_pid()").fetchone()
+                assert row is not None
+                postmaster = psutil.Process(psutil.Process(row[0]).ppid())
             if "postgres" not in postmaster.name():
                 raise psutil.NoSuchProcess(postmaster.pid)
         except psutil.NoSuchProcess:
