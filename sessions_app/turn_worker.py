@@ -246,6 +246,8 @@ async def _work_on(turn_id: str, loop: TurnLoop, sink_of_this_turn: list[Databas
                 timer.cancel()
         if lease_lost:
             raise LeaseLost(turn.pk)
+        if sink.closed:
+            return  # the worker is going away mid-turn (see execute_turn): nothing more is recorded
         await loop.db(_end, turn, outcome, len(request.history))
     except (OperationalError, InterfaceError):
         raise  # the database, not the turn: the task retries and resumes it from the log
