@@ -29,6 +29,7 @@ DEFAULTS: dict[str, Any] = {
     "TURN_MAX_ATTEMPTS": 3,
     "STREAM_POLL_SECONDS": 1.0,
     "OUTBOUND_ALLOW": (),
+    "TOKEN_CACHE_SECONDS": 5,
 }
 
 

@@ -215,6 +215,10 @@ PLATFORM = {
     # Hosts ("h", "h:port") and networks ("10.0.0.0/8") agent-initiated HTTP (MCP connections,
     # HTTP tools) may reach although they are not public https; empty in production.
     "OUTBOUND_ALLOW": tuple(env_list("PLATFORM_OUTBOUND_ALLOW", [])),
+    # How long a process remembers a bearer token's principal (0: look it up on every
+    # request). A revocation holds at once in the process that made it, elsewhere
+    # within this many seconds.
+    "TOKEN_CACHE_SECONDS": env_int("PLATFORM_TOKEN_CACHE_SECONDS", 5),
 }
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------

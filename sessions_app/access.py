@@ -30,6 +30,22 @@ def owned_session(agent: Agent, session_id: str, principal: Principal, *, any_ow
     session = Session.objects.select_related("agent").filter(pk=session_id, agent=agent).first()
     if session is None:
         raise SessionNotFound(session_id)
-    if session.principal_id != principal.pk and not any_owner:
-        raise NotSessionOwner(session_id)
+    check_owner(session, principal, any_owner=any_owner)
     return session
+
+
+def find_session(agent_slug: str, session_id: str) -> Session | None:
+    """The session with this id on the agent with this slug, its agent read with it in
+    one query; None when there is none. Whether the agent is served, and to whom, is
+    the caller's to check (``agents.api.views.served_agent(row=session.agent)``)."""
+    return Session.objects.select_related("agent").filter(pk=session_id, agent__slug=agent_slug).first()
+
+
+def check_owner(session: Session, principal: Principal, *, any_owner: bool = False) -> None:
+    """Let ``principal`` use ``session`` only if it is theirs (or ``any_owner``).
+
+    Raises:
+        NotSessionOwner: it belongs to someone else (same tenant or not).
+    """
+    if session.principal_id != principal.pk and not any_owner:
+        raise NotSessionOwner(session.pk)

@@ -182,10 +182,17 @@ def continue_session(
         SessionBusy: ``reject`` while a turn is active.
     """
     files = clean_files(files)
+    if session.mode == SessionMode.TASK:  # a session's mode never changes
+        raise TaskSessionClosed("A task session takes no follow-up; start a new session.")
+    token = new_continuation_token(session.pk)
     with transaction.atomic():
-        session = Session.objects.select_for_update().get(pk=session.pk)
-        if session.mode == SessionMode.TASK:
-            raise TaskSessionClosed("A task session takes no follow-up; start a new session.")
+        # The write takes the session's row lock first, as select_for_update would, in the
+        # same round trip: concurrent follow-ups, stops and settling queue here, and the
+        # turns read next are those of this moment. A refusal below rolls it back.
+        if not Session.objects.filter(pk=session.pk).update(
+            status=SessionStatus.RUNNING, continuation_token=token, updated_at=timezone.now()
+        ):
+            raise Session.DoesNotExist(session.pk)
         active = list(session.turns.filter(status__in=ACTIVE_TURNS).order_by("created_at"))
         if active and admission == Admission.REJECT:
             raise SessionBusy("A turn is running; retry later or use another admission policy.")
@@ -200,9 +207,7 @@ def continue_session(
         append_events(session.pk, [_message_event(message, turn, files)])
         if admission == Admission.PREEMPT:
             _interrupt([t for t in active if t.pk != turn.pk])
-        session.status = SessionStatus.RUNNING
-        session.continuation_token = new_continuation_token(session.pk)
-        session.save(update_fields=["status", "continuation_token", "updated_at"])
+        session.status, session.continuation_token = SessionStatus.RUNNING, token
         runnable = _next_to_run(active, turn, admission)
         if runnable is not None:
             transaction.on_commit(lambda: enqueue_turn(runnable.pk))
