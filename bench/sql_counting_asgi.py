@@ -9,7 +9,9 @@ since the last ask) without touching the database or Django.
 from __future__ import annotations
 
 import json
+import os
 import threading
+import urllib.parse
 from typing import Any
 
 from django.db.backends import utils
@@ -39,7 +41,9 @@ utils.CursorWrapper._executemany = _counted(utils.CursorWrapper._executemany)  #
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] == "http" and scope["path"] == "/__bench__/sql":
+    if scope["type"] == "http" and scope["path"] in ("/__bench__/sql", "/__bench__/profile"):
+        if scope["path"] == "/__bench__/profile":
+            _dump_profile(urllib.parse.unquote(scope["query_string"].decode()))
         with _lock:
             body = json.dumps({"count": _count, "recent": list(_recent)}).encode()
             _recent.clear()
@@ -53,3 +57,42 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": body})
         return
     await platform_application(scope, receive, send)
+
+
+# BENCH_PROFILE=1: every thread of the process is profiled with cProfile on its own CPU
+# clock (time.thread_time, so waits do not count), from the start; GET
+# /__bench__/profile?PATH writes the statistics so far, all threads merged, to PATH.
+_profilers: list[Any] = []
+
+
+def _profile_this_thread(*_: Any) -> None:
+    import cProfile
+    import sys
+    import time
+
+    sys.setprofile(None)
+    profiler = cProfile.Profile(time.thread_time)
+    _profilers.append(profiler)
+    profiler.enable()
+
+
+if os.environ.get("BENCH_PROFILE"):
+    threading.setprofile(_profile_this_thread)
+    _profile_this_thread()
+
+
+class _Snapshot:
+    def __init__(self, profiler: Any) -> None:
+        profiler.snapshot_stats()  # without stopping it: it may belong to another thread
+        self.stats = profiler.stats
+
+    def create_stats(self) -> None:
+        pass
+
+
+def _dump_profile(path: str) -> None:
+    import pstats
+
+    snapshots = [_Snapshot(profiler) for profiler in list(_profilers)]
+    if snapshots:
+        pstats.Stats(*snapshots).dump_stats(path)

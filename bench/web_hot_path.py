@@ -18,7 +18,9 @@ and, from a second, shorter pass, the SQL statements daphne sent per request (da
 serves ``bench.sql_counting_asgi``, which counts them). ``--show-sql`` prints the
 statements of one create, stream and follow-up; ``--py-spy OUT`` samples daphne during
 the timed pass (``py-spy record --gil --format raw``; py-spy must be on PATH or in the
-virtualenv, it is not a dependency). ``--pin`` puts daphne and the worker on CPU 0 and
+virtualenv, it is not a dependency); ``--profile OUT`` runs every daphne thread under
+cProfile on its own CPU clock and writes the statistics to OUT (figures of that run are
+inflated by the profiler). ``--pin`` puts daphne and the worker on CPU 0 and
 the client on CPU 1, as the peer benchmark does (Postgres, shared, is not pinned).
 """
 
@@ -68,7 +70,7 @@ def _agents_dir(work: Path) -> Path:
     return folder.parent.parent
 
 
-def _start(processes: Processes, work: Path, database: str, pin: bool) -> tuple[int, str, Any, Any]:
+def _start(processes: Processes, work: Path, database: str, pin: bool, profile: bool) -> tuple[int, str, Any, Any]:
     queue = f"web-hot-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
     env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
     env.update(
@@ -91,7 +93,7 @@ def _start(processes: Processes, work: Path, database: str, pin: bool) -> tuple[
     on_cpu0 = ["taskset", "-c", "0"] if pin else []
     daphne = [*on_cpu0, PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
     daphne.append("bench.sql_counting_asgi:application")
-    web = processes.start("daphne", daphne, env)
+    web = processes.start("daphne", daphne, {**env, "BENCH_PROFILE": "1"} if profile else env)
     worker = [*on_cpu0, PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--pool=threads", "--concurrency=8"]
     worker += ["-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"]
     celery = processes.start("celery", worker, env)
@@ -198,37 +200,48 @@ def floor_pass(client: Client, n: int, daphne: int) -> dict[str, float]:
     return found
 
 
-def sql_pass(client: Client, n: int, show: bool) -> dict[str, float]:
-    """Statements daphne sent for each request; each phase waits until the session is
-    settled, so a statement lands in the phase that caused it."""
-    counts: dict[str, list[int]] = {"create": [], "create stream": [], "follow-up": [], "follow-up stream": []}
+def sql_pass(client: Client, n: int, daphne: int, show: bool) -> dict[str, float]:
+    """Statements daphne sent for each request, and its CPU for each; each phase waits
+    until the session is settled, so a statement lands in the phase that caused it. (The
+    CPU of a phase includes one ``GET /__bench__/sql``, a bare ASGI answer.)"""
+    names = ("create", "create stream", "follow-up", "follow-up stream")
+    counts: dict[str, list[int]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     shown: dict[str, list[str]] = {}
+    mark = (0, 0.0)
 
-    def phase(name: str, start: int) -> None:
+    def start() -> None:
+        nonlocal mark
+        mark = (client.sql()["count"], cpu_seconds(daphne))
+
+    def phase(name: str) -> None:
         time.sleep(0.05)  # the stream's close (and its last read) after the client hung up
         sql = client.sql()
-        counts[name].append(sql["count"] - start)
+        counts[name].append(sql["count"] - mark[0])
+        cpu[name].append(cpu_seconds(daphne) - mark[1])
         shown.setdefault(name, sql["recent"])
 
     for _ in range(n):
-        start = client.sql()["count"]
+        start()
         session_id, turn_id = client.create()
-        phase("create", start)
-        start = client.sql()["count"]
+        phase("create")
+        start()
         index = client.until_completed(session_id, 0, turn_id, settle=True)
-        phase("create stream", start)
-        start = client.sql()["count"]
+        phase("create stream")
+        start()
         turn_id = client.follow_up(session_id)
-        phase("follow-up", start)
-        start = client.sql()["count"]
+        phase("follow-up")
+        start()
         client.until_completed(session_id, index, turn_id, settle=True)
-        phase("follow-up stream", start)
+        phase("follow-up stream")
     if show:
         for name, statements in shown.items():
             print(f"\n-- {name}: {len(statements)} statements")
             for statement in statements:
                 print(f"   {statement[:220]}")
-    return {f"SQL per {name}": statistics.mean(values) for name, values in counts.items()}
+    found = {f"SQL per {name}": statistics.mean(values) for name, values in counts.items()}
+    found.update({f"daphne CPU ms, {name}": statistics.mean(values) * 1000 for name, values in cpu.items()})
+    return found
 
 
 def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes] | None:
@@ -244,10 +257,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200, help="create+turn and follow-up pairs timed")
     parser.add_argument("--warm-up", type=int, default=20)
-    parser.add_argument("--sql-n", type=int, default=20, help="pairs of the statement-counting pass")
+    parser.add_argument("--sql-n", type=int, default=30, help="pairs of the statement-counting pass")
     parser.add_argument("--json", type=Path, help="save the results here")
     parser.add_argument("--compare", type=Path, help="an earlier --json to print beside")
     parser.add_argument("--py-spy", type=Path, help="sample daphne during the timed pass into this file")
+    parser.add_argument(
+        "--profile", type=Path, help="cProfile every daphne thread on its CPU clock, write the stats here (CPU slows)"
+    )
     parser.add_argument("--show-sql", action="store_true")
     parser.add_argument("--pin", action="store_true", help="daphne and the worker on CPU 0, this client on CPU 1")
     args = parser.parse_args()
@@ -259,7 +275,7 @@ def main() -> int:
     database = f"ap_web_hot_{os.getpid()}"
     results: dict[str, float] = {}
     try:
-        port, token, web, worker = _start(processes, work, database, args.pin)
+        port, token, web, worker = _start(processes, work, database, args.pin, args.profile is not None)
         client = Client(port, token)
         try:
             for _ in range(args.warm_up):
@@ -271,8 +287,10 @@ def main() -> int:
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
                 spy.wait(timeout=30)
+            if args.profile is not None:
+                client.api.expect(200, "GET", f"/__bench__/profile?{args.profile.resolve()}")
             results.update(floor_pass(client, 300, web.pid))
-            results.update(sql_pass(client, args.sql_n, args.show_sql))
+            results.update(sql_pass(client, args.sql_n, web.pid, args.show_sql))
         finally:
             client.close()
     except BenchError as error:
