@@ -61,7 +61,8 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 # BENCH_PROFILE=1: every thread of the process is profiled with cProfile on its own CPU
 # clock (time.thread_time, so waits do not count), from the start; GET
-# /__bench__/profile?PATH writes the statistics so far, all threads merged, to PATH.
+# /__bench__/profile?PATH writes the statistics so far, all threads merged, to PATH (and
+# the main thread's, the event loop's, to PATH.main).
 _profilers: list[Any] = []
 
 
@@ -93,6 +94,8 @@ class _Snapshot:
 def _dump_profile(path: str) -> None:
     import pstats
 
-    snapshots = [_Snapshot(profiler) for profiler in list(_profilers)]
-    if snapshots:
+    profilers = list(_profilers)
+    if profilers:
+        pstats.Stats(_Snapshot(profilers[0])).dump_stats(f"{path}.main")  # the event loop's thread alone
+        snapshots = [snapshot for snapshot in map(_Snapshot, profilers) if snapshot.stats]  # pstats refuses empty ones
         pstats.Stats(*snapshots).dump_stats(path)

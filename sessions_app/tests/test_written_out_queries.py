@@ -1,7 +1,8 @@
-"""The hot path's hand-written queries (``agent_platform.rows``) read what the ORM reads.
+"""The hot path's hand-written queries (``agent_platform.rows``) read and write what the
+ORM does.
 
 Each is compared with the ORM query it stands in for, field by field, so a column added
-to a model, a JSON value or a time zone that the two read differently fails here.
+to a model, a JSON value or a time zone that the two treat differently fails here.
 """
 
 from __future__ import annotations
@@ -77,3 +78,45 @@ def test_ended_before_uses_the_index_of_ended_logs_even_as_a_prepared_statement(
         plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute("DEALLOCATE ended_before_test")
     assert "event_session_end" in plan, plan
+
+
+def test_insert_writes_new_rows_as_save_would_in_one_statement(alice):
+    from django.test.utils import CaptureQueriesContext
+
+    from agent_platform.rows import insert
+    from sessions_app.models import Turn
+
+    agent = SessionFactory().agent
+    session = Session(agent=agent, principal=alice, tenant_id=alice.tenant_id, title="ü", continuation_token="ct_x")
+    turn = Turn(session=session, message="hi", attachments={"a.txt": "x"}, usage={"input": 1})
+    with CaptureQueriesContext(connection) as queries:
+        insert(session, turn)
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    assert not session._state.adding and not turn._state.adding
+    assert fields(Session.objects.get(pk=session.pk)) == fields(session)
+    assert fields(Turn.objects.get(pk=turn.pk)) == fields(turn)
+
+
+def test_the_active_turns_of_a_follow_up_are_the_orm_s():
+    from sessions_app.models import Turn, TurnStatus
+    from sessions_app.services import ACTIVE_TURNS, _active_turns
+
+    session = SessionFactory()
+    for status in [TurnStatus.COMPLETED, TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.FAILED, TurnStatus.PARKED]:
+        TurnFactory(session=session, status=status, conversation=[{"role": "user", "content": "hi"}])
+    found = _active_turns(session)
+    expected = list(Turn.objects.filter(session=session, status__in=ACTIVE_TURNS).order_by("created_at"))
+    assert [fields(turn) for turn in found] == [fields(turn) for turn in expected]
+    assert [turn.status for turn in found] == [TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED]
+    assert all(turn.session is session for turn in found)
+
+
+def test_marking_a_session_running_rotates_its_token_and_finds_no_unknown_session():
+    from sessions_app.models import SessionStatus
+    from sessions_app.services import _mark_running
+
+    session = SessionFactory(status=SessionStatus.WAITING, continuation_token="ct_old")
+    assert _mark_running(session.pk, "ct_new")
+    session.refresh_from_db()
+    assert (session.status, session.continuation_token) == (SessionStatus.RUNNING, "ct_new")
+    assert not _mark_running("ses_nope", "ct_other")
