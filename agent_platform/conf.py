@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "TURN_TENANT_SHARE": 0.5,
     "WORKER_DB_THREADS": 8,
     "TURN_TIME_LIMIT": 900,
+    "TOKEN_CACHE_SECONDS": 5,
 }
 
 

@@ -122,7 +122,8 @@ if DATABASE_URL:
     _database = dj_database_url.parse(
         DATABASE_URL,
         conn_max_age=0 if DB_POOL_SIZE else env_int("DB_CONN_MAX_AGE", 60),
-        conn_health_checks=True,  # with the pool: a connection is checked as it is handed out
+        # With the pool, the pool checks a connection as it hands it out (see ENGINE below).
+        conn_health_checks=not DB_POOL_SIZE,
     )
     if _database["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured(f"DATABASE_URL must be a postgres:// URL, not {_database['ENGINE']!r}.")
@@ -156,6 +157,9 @@ if DATABASE_URL:
             "reconnect_timeout": 10,
             "max_idle": 60,
         }
+        # Django's backend, except that the pool checks a connection as it hands it out
+        # with a round trip only when its socket says the server let it go (agent_platform.pool).
+        _database["ENGINE"] = "agent_platform.postgres"
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     _database = {
@@ -242,6 +246,10 @@ PLATFORM = {
     "WORKER_DB_THREADS": env_int("PLATFORM_WORKER_DB_THREADS", max(1, min(8, DB_POOL_SIZE // 2)), minimum=1),
     # A turn running longer than this (seconds) is stopped and ends turn.failed.
     "TURN_TIME_LIMIT": TURN_TIME_LIMIT,
+    # How long a process remembers a bearer token's principal (0: look it up on every
+    # request). A revocation holds at once in the process that made it, elsewhere
+    # within this many seconds.
+    "TOKEN_CACHE_SECONDS": env_int("PLATFORM_TOKEN_CACHE_SECONDS", 5),
 }
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------

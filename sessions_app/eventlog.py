@@ -34,7 +34,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from agents.events import EventType
+from agent_platform.rows import columns, instance
+from agents.events import TERMINAL_SESSION_EVENTS, EventType
 from sessions_app.dispatch import request_dispatch
 from sessions_app.models import Event, Session, Turn, TurnStatus
 
@@ -258,6 +259,51 @@ def append_event(
 
 
 def read_events(session_id: str, start_index: int = 0, limit: int | None = None) -> list[Event]:
-    """The session's events from ``start_index`` on, in index order."""
-    query = Event.objects.filter(session_id=session_id, index__gte=start_index).order_by("index")
-    return list(query[:limit] if limit is not None else query)
+    """The session's events from ``start_index`` on, in index order.
+
+    Every stream reads the log through here, several times a turn, so on Postgres the
+    query is written out (``agent_platform.rows``; the ORM would take ten times longer
+    to build it than to run it).
+    """
+    if connection.vendor != "postgresql":
+        query = Event.objects.filter(session_id=session_id, index__gte=start_index).order_by("index")
+        return list(query[:limit] if limit is not None else query)
+    with connection.cursor() as cursor:
+        # LIMIT NULL is no limit.
+        cursor.execute(_read_events_sql(), [session_id, start_index, limit])
+        return [instance(Event, row) for row in cursor.fetchall()]
+
+
+def ended_before(session_id: str, index: int) -> bool:
+    """Whether the session's log ended (``session.completed`` or ``session.failed``)
+    before ``index``: a stream from there has nothing to wait for.
+
+    Answered from the small partial index ``event_session_end``; on Postgres the types
+    are written into the query, since a parameter would keep a prepared statement's
+    plan from using that index.
+    """
+    if connection.vendor != "postgresql":
+        ended = Event.objects.filter(session_id=session_id, index__lt=index, type__in=TERMINAL_SESSION_EVENTS)
+        return ended.exists()
+    with connection.cursor() as cursor:
+        cursor.execute(_ended_before_sql(), [session_id, index])
+        return cursor.fetchone() is not None
+
+
+@functools.cache
+def _ended_before_sql() -> str:
+    # The table is the model's, the types are the vocabulary's constants; the values are parameters.
+    ends = ", ".join(f"'{end}'" for end in sorted(TERMINAL_SESSION_EVENTS))
+    return (
+        f"SELECT 1 FROM {Event._meta.db_table} "  # noqa: S608
+        f'WHERE session_id = %s AND "index" < %s AND type IN ({ends}) LIMIT 1'
+    )
+
+
+@functools.cache
+def _read_events_sql() -> str:
+    # The table and column names are the model's own; the values are parameters.
+    return (
+        f"SELECT {columns(Event, 'e')} FROM {Event._meta.db_table} e "  # noqa: S608
+        'WHERE e.session_id = %s AND e."index" >= %s ORDER BY e."index" LIMIT %s'
+    )

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from agent_platform.ids import new_id
 from agent_platform.models import Principal, Tenant
-from agents.events import event_record
+from agents.events import TERMINAL_SESSION_EVENTS, event_record
 from agents.models import Agent
 
 
@@ -115,6 +115,15 @@ class Event(models.Model):
         ordering = ["session", "index"]
         constraints = [
             models.UniqueConstraint(fields=["session", "index"], name="event_unique_index_per_session"),
+        ]
+        indexes = [
+            # Where a session's log ended, if it did (a stream from past it has nothing to
+            # wait for): found at once however long the log, and small (a row per ended session).
+            models.Index(
+                fields=["session", "index"],
+                condition=Q(type__in=sorted(str(end) for end in TERMINAL_SESSION_EVENTS)),
+                name="event_session_end",
+            ),
         ]
 
     def __str__(self) -> str:

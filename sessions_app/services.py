@@ -6,15 +6,17 @@ of turns to the scheduler (``sessions_app.scheduling``); approvals are decided i
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from agent_platform.models import Principal
+from agent_platform.rows import columns, insert, instance
 from agents import events
 from agents.discovery import AgentSurface
 from agents.events import INTERRUPTED, EventType
@@ -124,6 +126,7 @@ def start_session(
         session = Session(
             agent=agent,
             principal=principal,
+            tenant_id=principal.tenant_id,  # what Session.save() would check
             channel=channel,
             continuation_key=continuation_key,
             mode=mode,
@@ -132,8 +135,8 @@ def start_session(
             dry_run=dry_run,
         )
         session.continuation_token = new_continuation_token(session.id)
-        session.save()
-        turn = Turn.objects.create(session=session, message=message, attachments=files)
+        turn = Turn(session=session, message=message, attachments=files)
+        _insert_new(session, turn)
         model = surface.config.model or default_model
         append_events(
             session.pk,
@@ -158,6 +161,16 @@ def start_session(
     return session, turn
 
 
+def _insert_new(*rows: Session | Turn) -> None:
+    """Write new sessions and turns: on Postgres in one round trip (``agent_platform.rows``;
+    the ORM would take longer to build the statements than to run them), else by ``save()``."""
+    if connection.vendor == "postgresql":
+        insert(*rows)
+        return
+    for row in rows:
+        row.save(force_insert=True)
+
+
 def continue_session(
     session: Session, *, message: str, admission: str = Admission.PREEMPT, files: Mapping[str, str] | None = None
 ) -> Turn:
@@ -168,11 +181,16 @@ def continue_session(
         SessionBusy: ``reject`` while a turn is active.
     """
     files = clean_files(files)
+    if session.mode == SessionMode.TASK:  # a session's mode never changes
+        raise TaskSessionClosed("A task session takes no follow-up; start a new session.")
+    token = new_continuation_token(session.pk)
     with transaction.atomic():
-        session = Session.objects.select_for_update().get(pk=session.pk)
-        if session.mode == SessionMode.TASK:
-            raise TaskSessionClosed("A task session takes no follow-up; start a new session.")
-        active = list(session.turns.filter(status__in=ACTIVE_TURNS).order_by("created_at"))
+        # The write takes the session's row lock first, as select_for_update would, in the
+        # same round trip: concurrent follow-ups, stops and settling queue here, and the
+        # turns read next are those of this moment. A refusal below rolls it back.
+        if not _mark_running(session.pk, token):
+            raise Session.DoesNotExist(session.pk)
+        active = _active_turns(session)
         if active and admission == Admission.REJECT:
             raise SessionBusy("A turn is running; retry later or use another admission policy.")
         queued = [turn for turn in active if turn.status == TurnStatus.QUEUED]
@@ -182,17 +200,60 @@ def continue_session(
             turn.attachments = {**turn.attachments, **files}
             turn.save(update_fields=["message", "attachments"])
         else:
-            turn = Turn.objects.create(session=session, message=message, admission=admission, attachments=files)
+            turn = Turn(session=session, message=message, admission=admission, attachments=files)
+            _insert_new(turn)
         append_events(session.pk, [_message_event(message, turn, files)])
         if admission == Admission.PREEMPT:
             _interrupt([t for t in active if t.pk != turn.pk])
-        session.status = SessionStatus.RUNNING
-        session.continuation_token = new_continuation_token(session.pk)
-        session.save(update_fields=["status", "continuation_token", "updated_at"])
+        session.status, session.continuation_token = SessionStatus.RUNNING, token
         runnable = _next_to_run(active, turn, admission)
         if runnable is not None:
             transaction.on_commit(lambda: enqueue_turn(runnable.pk, session.tenant_id))
     return turn
+
+
+def _mark_running(session_id: str, token: str) -> bool:
+    """Set the session running with a new continuation token (taking its row lock);
+    False when there is no such session. Written out on Postgres: it is every follow-up's
+    first statement, and the ORM would take longer to build it than to run it."""
+    now = timezone.now()
+    if connection.vendor != "postgresql":
+        updated = Session.objects.filter(pk=session_id).update(
+            status=SessionStatus.RUNNING, continuation_token=token, updated_at=now
+        )
+        return bool(updated)
+    with connection.cursor() as cursor:
+        cursor.execute(_MARK_RUNNING, [SessionStatus.RUNNING.value, token, now, session_id])
+        return bool(cursor.rowcount)
+
+
+# The table and column names are the model's own; the values are parameters.
+_MARK_RUNNING = (
+    f"UPDATE {Session._meta.db_table} SET status = %s, continuation_token = %s, updated_at = %s WHERE id = %s"  # noqa: S608
+)
+
+
+def _active_turns(session: Session) -> list[Turn]:
+    """The session's queued, running and parked turns, oldest first, each with ``session``
+    as its ``.session``. Written out on Postgres (``agent_platform.rows``), like
+    ``_mark_running``."""
+    if connection.vendor != "postgresql":
+        return list(session.turns.filter(status__in=ACTIVE_TURNS).order_by("created_at"))
+    with connection.cursor() as cursor:
+        cursor.execute(_active_turns_sql(), [session.pk, [status.value for status in ACTIVE_TURNS]])
+        turns = [instance(Turn, row) for row in cursor.fetchall()]
+    for turn in turns:
+        turn.session = session
+    return turns
+
+
+@functools.cache
+def _active_turns_sql() -> str:
+    # The table and column names are the model's own; the values are parameters.
+    return (
+        f"SELECT {columns(Turn, 't')} FROM {Turn._meta.db_table} t "  # noqa: S608
+        "WHERE t.session_id = %s AND t.status = ANY(%s) ORDER BY t.created_at"
+    )
 
 
 def _next_to_run(active: list[Turn], new: Turn, admission: str) -> Turn | None:

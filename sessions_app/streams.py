@@ -41,7 +41,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 
 from agent_platform.conf import platform_settings
 from agents.events import TERMINAL_SESSION_EVENTS
-from sessions_app.eventlog import read_events, session_group, streams_served_on
+from sessions_app.eventlog import ended_before, read_events, session_group, streams_served_on
 from sessions_app.models import Event
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ CLOSE_TIMEOUT = 2.0
 
 def _terminal_before(session_id: str, start_index: int) -> bool:
     """Whether the log already ended before ``start_index`` (nothing will ever follow)."""
-    return Event.objects.filter(session_id=session_id, index__lt=start_index, type__in=TERMINAL_SESSION_EVENTS).exists()
+    return ended_before(session_id, start_index)
 
 
 def on_pool(func: Callable[P, R]) -> Callable[P, Awaitable[R]]:
