@@ -203,8 +203,7 @@ def others_waiting(tenant_id: int) -> bool:
 def settle_session(session_id: str) -> None:
     """After a turn ended: run the next queued one, or record that the session waits
     (chat) or is over (task)."""
-    # No savepoint inside a caller's transaction (a turn's end records and settles in one).
-    with transaction.atomic(savepoint=False):
+    with transaction.atomic():
         session = Session.objects.select_for_update().get(pk=session_id)
         turns = session.turns.all()
         if turns.filter(status__in=ACTIVE_TURNS).exists():

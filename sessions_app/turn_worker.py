@@ -140,10 +140,10 @@ def _platform_failure(turn: Turn, failure: Exception) -> None:
 
 
 def _end(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
-    """Record the outcome and move the session on, in one transaction."""
-    with transaction.atomic():
-        _record(turn, outcome, history_length)
-        settle_session(turn.session_id)
+    """Record the outcome, then move the session on. Two transactions: settling locks the
+    session row, and a follow-up locks the session before the turns (one lock order)."""
+    _record(turn, outcome, history_length)
+    settle_session(turn.session_id)
 
 
 def _journal(turn: Turn) -> Journal:
@@ -173,7 +173,7 @@ def _fail(turn: Turn, message: str, reason: str | None = None) -> None:
 
 def _record(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
     now = timezone.now()
-    with transaction.atomic(savepoint=False):
+    with transaction.atomic():
         if outcome.status == "parked" and outcome.state is not None:
             # attempts=0: resuming after the decision is not a lost worker's retry.
             Turn.objects.filter(pk=turn.pk).update(
