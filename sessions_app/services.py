@@ -274,7 +274,11 @@ def _next_to_run(active: list[Turn], new: Turn, admission: str) -> Turn | None:
 
 def _interrupt(turns: list[Turn]) -> None:
     """Stop active turns: a running one is told to stop (its worker ends it), a parked
-    or queued one ends here. Each interrupted turn ends ``turn.failed`` "turn interrupted"."""
+    or queued one ends here. Each interrupted turn ends ``turn.failed`` "turn interrupted".
+
+    A queued turn may be claimed by a worker after it was read (claims do not take the
+    session's lock): then it is stopped as a running one, and ``turn.status`` says
+    RUNNING, so the caller does not hand out another turn beside it."""
     for turn in turns:
         if turn.status == TurnStatus.RUNNING:
             Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(cancel_requested=True)
@@ -282,6 +286,9 @@ def _interrupt(turns: list[Turn]) -> None:
         ended = Turn.objects.filter(pk=turn.pk, status=turn.status).update(
             status=TurnStatus.FAILED, failure_message=INTERRUPTED, ended_at=timezone.now(), parked_state=None
         )
+        if not ended and Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(cancel_requested=True):
+            turn.status = TurnStatus.RUNNING  # claimed meanwhile: it ends itself, then the next one runs
+            continue
         if ended:
             Approval.objects.filter(turn=turn, status=ApprovalStatus.PENDING).update(
                 status=ApprovalStatus.DENIED, reason=INTERRUPTED, decided_at=timezone.now()
