@@ -202,24 +202,48 @@ def others_waiting(tenant_id: int) -> bool:
 
 def settle_session(session_id: str) -> None:
     """After a turn ended: run the next queued one, or record that the session waits
-    (chat) or is over (task)."""
-    with transaction.atomic():
-        session = Session.objects.select_for_update().get(pk=session_id)
-        turns = session.turns.all()
-        if turns.filter(status__in=ACTIVE_TURNS).exists():
+    (chat) or is over (task).
+
+    Every turn ends here, so its few statements are written out (the ORM would spend
+    longer building them than the database running them); the lock comes first, and
+    each later statement sees what committed before it was granted.
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_settle_sql("lock"), [session_id])
+        row = cursor.fetchone()
+        if row is None:
+            return
+        status, mode = row
+        cursor.execute(_settle_sql("active"), [session_id, *(str(active) for active in ACTIVE_TURNS)])
+        if cursor.fetchone() is not None:
             transaction.on_commit(lambda: dispatch_next(session_id))
             return
-        if session.status != SessionStatus.RUNNING:
+        if status != SessionStatus.RUNNING:
             return
-        if session.mode == SessionMode.TASK:
-            last = turns.order_by("-created_at").first()
-            failed = last is None or last.status == TurnStatus.FAILED
-            session.status = SessionStatus.FAILED if failed else SessionStatus.COMPLETED
+        if mode == SessionMode.TASK:
+            cursor.execute(_settle_sql("last"), [session_id])
+            last = cursor.fetchone()
+            failed = last is None or last[0] == TurnStatus.FAILED
+            status = SessionStatus.FAILED if failed else SessionStatus.COMPLETED
             event = EventType.SESSION_FAILED if failed else EventType.SESSION_COMPLETED
         else:
-            session.status, event = SessionStatus.WAITING, EventType.SESSION_WAITING
-        session.save(update_fields=["status", "updated_at"])
+            status, event = SessionStatus.WAITING, EventType.SESSION_WAITING
+        cursor.execute(_settle_sql("status"), [str(status), timezone.now(), session_id])
         append_events(session_id, [NewEvent(event, {})])
+
+
+@functools.cache
+def _settle_sql(name: str) -> str:
+    sessions, turns = Session._meta.db_table, Turn._meta.db_table
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""  # SQLite: one writer anyway
+    active = ", ".join(["%s"] * len(ACTIVE_TURNS))
+    # Table names are ours; the values are parameters.
+    return {
+        "lock": f"SELECT status, mode FROM {sessions} WHERE id = %s{lock}",  # noqa: S608
+        "active": f"SELECT 1 FROM {turns} WHERE session_id = %s AND status IN ({active}) LIMIT 1",  # noqa: S608
+        "last": f"SELECT status FROM {turns} WHERE session_id = %s ORDER BY created_at DESC LIMIT 1",  # noqa: S608
+        "status": f"UPDATE {sessions} SET status = %s, updated_at = %s WHERE id = %s",  # noqa: S608
+    }[name]
 
 
 def sweep_turns() -> int:
