@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from agent_platform.ids import new_id
 from agent_platform.models import Principal, Tenant
+from agents.events import TERMINAL_SESSION_EVENTS, event_record
 from agents.models import Agent
-from sessions_app.events import TERMINAL_SESSION_EVENTS
 
 
 class SessionMode(models.TextChoices):
@@ -131,12 +131,7 @@ class Event(models.Model):
 
     def as_record(self) -> dict[str, Any]:
         """The event as clients see it on the stream (DESIGN.md §5)."""
-        record: dict[str, Any] = {"type": self.type, "index": self.index, "sessionId": self.session_id}
-        if self.turn_id:
-            record["turnId"] = self.turn_id
-        record["at"] = self.at.isoformat().replace("+00:00", "Z")
-        record["data"] = self.data
-        return record
+        return event_record(self.type, self.index, self.session_id, self.turn_id, self.at, self.data)
 
 
 class TurnStatus(models.TextChoices):

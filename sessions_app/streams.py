@@ -40,8 +40,8 @@ from channels_redis.pubsub import RedisPubSubChannelLayer
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from agent_platform.conf import platform_settings
+from agents.events import TERMINAL_SESSION_EVENTS
 from sessions_app.eventlog import ended_before, read_events, session_group, streams_served_on
-from sessions_app.events import TERMINAL_SESSION_EVENTS
 from sessions_app.models import Event
 
 logger = logging.getLogger(__name__)

@@ -20,8 +20,9 @@ from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.api.views import served_agent
+from agents.events import EventType
 from agents.runtime.workspace import WorkspacePathError
-from sessions_app import services
+from sessions_app import approvals, services
 from sessions_app.access import NotSessionOwner, check_owner, find_session
 from sessions_app.api.idempotency import IDEMPOTENCY_KEY, idempotent
 from sessions_app.api.serializers import (
@@ -32,7 +33,6 @@ from sessions_app.api.serializers import (
     TurnAccepted,
 )
 from sessions_app.eventlog import read_events
-from sessions_app.events import EventType
 from sessions_app.models import Event, Session, Turn
 from sessions_app.services import SessionError
 
@@ -250,7 +250,7 @@ class ApprovalView(APIView):
         body.is_valid(raise_exception=True)
 
         def decide() -> None:
-            services.decide_approval(
+            approvals.decide_approval(
                 session,
                 call_id,
                 approve=body.validated_data["decision"] == "approve",
@@ -282,7 +282,7 @@ def _once_the_call_waits(session: Session, call_id: str, decide: Callable[[], No
     while True:
         try:
             return decide()
-        except services.ApprovalNotFound:
+        except approvals.ApprovalNotFound:
             requested = Event.objects.filter(
                 session_id=session.pk, type=EventType.ACTION_APPROVAL_REQUESTED, data__callId=call_id
             ).exists()

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from agents.events import EventType
 from sessions_app.access import find_session
 from sessions_app.eventlog import NewEvent, append_events, ended_before, read_events
-from sessions_app.events import EventType
 from sessions_app.models import Event, Session
 from sessions_app.tests.factories import SessionFactory, TurnFactory
 
