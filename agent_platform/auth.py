@@ -107,12 +107,13 @@ MAX_REMEMBERED_TOKENS = 10_000
 # Moves on whenever the remembered tokens are forgotten: a lookup that read the token
 # before a revocation then does not remember what it read.
 _generation = 0
+_clock = time.monotonic  # (tests move it on)
 
 
 def principal_for_token(token: str) -> AuthenticatedPrincipal | None:
     """The active token's principal, or None for an unknown or revoked token."""
     digest = hash_token(token)
-    now = time.monotonic()
+    now = _clock()
     remembered = _remembered.get(digest)
     if remembered is not None and remembered[1] > now:
         user = remembered[0]

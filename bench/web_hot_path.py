@@ -21,12 +21,17 @@ the timed pass (``py-spy record --gil --format raw``; py-spy must be on PATH or 
 virtualenv, it is not a dependency); ``--profile OUT`` runs every daphne thread under
 cProfile on its own CPU clock and writes the statistics to OUT (figures of that run are
 inflated by the profiler). ``--pin`` puts daphne and the worker on CPU 0 and
-the client on CPU 1, as the peer benchmark does (Postgres, shared, is not pinned).
+the client on CPU 1, as the peer benchmark does (Postgres too with ``--scratch-postgres``;
+the shared one is not pinned).
+``--scratch-postgres`` starts a Postgres of the run's own (``/usr/lib/postgresql/15``,
+as user postgres) with pg_stat_statements: then the statements every process sent are
+counted too ("Postgres statements/turn"; ``--show-sql`` lists them per turn).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -43,15 +48,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import (
-    POSTGRES_ADMIN,
     PYTHON,
     Api,
     BenchError,
     Processes,
     Stream,
     cpu_seconds,
-    create_database,
-    drop_database,
     free_port,
     manage,
     wait_healthy,
@@ -62,6 +64,53 @@ REDIS_URL = "redis://127.0.0.1:6379"
 MESSAGE = "hello"
 
 
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def _admin(pg_port: int) -> str:
+    return f"host=127.0.0.1 port={pg_port} user=postgres dbname=postgres"
+
+
+def _scratch_postgres(processes: Processes, work: Path, pin: bool) -> int:
+    """A Postgres of this run's own (its port), with pg_stat_statements loaded: its
+    backends are the run's alone, and it can say which statements they ran."""
+    work.chmod(0o755)  # the postgres user must reach its data folder
+    data = work / "pgdata"
+    data.mkdir()
+    shutil.chown(data, "postgres", "postgres")
+    as_postgres = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"]
+    subprocess.run(
+        [*as_postgres, str(PG_BIN / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"],
+        check=True,
+        capture_output=True,
+    )
+    port = free_port()
+    on_cpu0 = ["taskset", "-c", "0"] if pin else []
+    argv = [*on_cpu0, *as_postgres, str(PG_BIN / "postgres"), "-D", str(data), "-p", str(port), "-k", str(data)]
+    argv += ["-c", "listen_addresses=127.0.0.1", "-c", "shared_preload_libraries=pg_stat_statements"]
+    processes.start("postgres", argv, {"PATH": os.environ.get("PATH", "")})
+    for _ in range(100):
+        if subprocess.run([str(PG_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(port), "-q"]).returncode == 0:
+            return port
+        time.sleep(0.2)
+    raise BenchError("the scratch Postgres did not start")
+
+
+def _create_database(pg_port: int, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(_admin(pg_port), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def _drop_database(pg_port: int, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(_admin(pg_port), autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def _agents_dir(work: Path) -> Path:
     folder = work / "agents" / AGENT / "agent"
     folder.mkdir(parents=True)
@@ -70,11 +119,13 @@ def _agents_dir(work: Path) -> Path:
     return folder.parent.parent
 
 
-def _start(processes: Processes, work: Path, database: str, pin: bool, profile: bool) -> tuple[int, str, Any, Any]:
+def _start(
+    processes: Processes, work: Path, pg_port: int, database: str, pin: bool, profile: bool
+) -> tuple[int, str, Any, Any]:
     queue = f"web-hot-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
     env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
     env.update(
-        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{database}",
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:{pg_port}/{database}",
         REDIS_URL=REDIS_URL,
         SECRET_KEY="bench-only-not-secret",  # noqa: S106 - a throwaway key for a throwaway database
         PLATFORM_DEV="0",
@@ -84,7 +135,7 @@ def _start(processes: Processes, work: Path, database: str, pin: bool, profile: 
         LOG_LEVEL="WARNING",
         ALLOWED_HOSTS="127.0.0.1,localhost",
     )
-    create_database(database)
+    _create_database(pg_port, database)
     manage(["migrate", "--noinput"], env, timeout=300)
     manage(["tenant", "create", "bench-web"], env)
     token = manage(["token", "create", "bench-web", "bench"], env).strip().splitlines()[-1].strip()
@@ -137,11 +188,11 @@ class Client:
         self.api.close()
 
 
-def _backends(database: str) -> dict[int, float]:
+def _backends(pg_port: int, database: str) -> dict[int, float]:
     """CPU seconds so far of each Postgres backend connected to the bench database."""
     import psycopg
 
-    with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as conn:
+    with psycopg.connect(_admin(pg_port), autocommit=True) as conn:
         pids = [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [database])]
     found = {}
     for pid in pids:
@@ -152,14 +203,35 @@ def _backends(database: str) -> dict[int, float]:
     return found
 
 
+def _statements(pg_port: int, database: str, reset: bool = False) -> list[tuple[int, float, str]] | None:
+    """(calls, total ms, query) of each statement the bench database ran, from
+    pg_stat_statements (the scratch Postgres); None where it is not loaded."""
+    import psycopg
+
+    with psycopg.connect(_admin(pg_port).replace("dbname=postgres", f"dbname={database}"), autocommit=True) as conn:
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            if reset:
+                conn.execute("SELECT pg_stat_statements_reset()")
+                return []
+            rows = conn.execute(
+                "SELECT calls, total_exec_time, query FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+                "WHERE d.datname = current_database() AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC"
+            ).fetchall()
+        except psycopg.Error:
+            return None
+    return [(int(calls), float(ms), str(query)) for calls, ms, query in rows]
+
+
 def _p50(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def timed_pass(client: Client, n: int, pids: dict[str, int], database: str) -> dict[str, float]:
+def timed_pass(client: Client, n: int, pids: dict[str, int], pg_port: int, database: str) -> dict[str, float]:
     create, follow = [], []
+    statements = _statements(pg_port, database, reset=True)
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    pg_before = _backends(database)
+    pg_before = _backends(pg_port, database)
     for _ in range(n):
         sent = time.perf_counter()
         session_id, turn_id = client.create()
@@ -170,8 +242,9 @@ def timed_pass(client: Client, n: int, pids: dict[str, int], database: str) -> d
         create.append(done - sent)
         follow.append(time.perf_counter() - done)
     after = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    pg_after = _backends(database)
+    pg_after = _backends(pg_port, database)
     turns = 2 * n
+    statements = _statements(pg_port, database)
     cpu = {name: (after[name] - before[name]) * 1000 / turns for name in pids}
     cpu["postgres"] = sum(seconds - pg_before.get(pid, 0.0) for pid, seconds in pg_after.items()) * 1000 / turns
     return {
@@ -181,6 +254,7 @@ def timed_pass(client: Client, n: int, pids: dict[str, int], database: str) -> d
         "worker CPU ms/turn": cpu["worker"],
         "postgres CPU ms/turn": cpu["postgres"],
         "total CPU ms/turn": cpu["daphne"] + cpu["worker"] + cpu["postgres"],
+        **({"Postgres statements/turn": sum(row[0] for row in statements) / turns} if statements is not None else {}),
     }
 
 
@@ -244,6 +318,14 @@ def sql_pass(client: Client, n: int, daphne: int, show: bool) -> dict[str, float
     return found
 
 
+def _print_statements(statements: list[tuple[int, float, str]] | None, turns: int) -> None:
+    if not statements:
+        return
+    print(f"\n-- Postgres, per turn ({turns} turns): calls, ms, statement")
+    for calls, total, query in statements[:40]:
+        print(f"   {calls / turns:6.2f} {total / turns:7.3f}  {' '.join(query.split())[:170]}")
+
+
 def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes] | None:
     exe = shutil.which("py-spy") or str(Path(PYTHON).with_name("py-spy"))
     if not Path(exe).exists():
@@ -266,6 +348,11 @@ def main() -> int:
     )
     parser.add_argument("--show-sql", action="store_true")
     parser.add_argument("--pin", action="store_true", help="daphne and the worker on CPU 0, this client on CPU 1")
+    parser.add_argument(
+        "--scratch-postgres",
+        action="store_true",
+        help="a Postgres of its own with pg_stat_statements (counts every statement, web and worker)",
+    )
     args = parser.parse_args()
     if args.pin:
         os.sched_setaffinity(0, {1})
@@ -274,8 +361,11 @@ def main() -> int:
     processes = Processes(work)
     database = f"ap_web_hot_{os.getpid()}"
     results: dict[str, float] = {}
+    pg_port = 5432
     try:
-        port, token, web, worker = _start(processes, work, database, args.pin, args.profile is not None)
+        if args.scratch_postgres:
+            pg_port = _scratch_postgres(processes, work, args.pin)
+        port, token, web, worker = _start(processes, work, pg_port, database, args.pin, args.profile is not None)
         client = Client(port, token)
         try:
             for _ in range(args.warm_up):
@@ -283,7 +373,10 @@ def main() -> int:
                 index = client.until_completed(session_id, 0, turn_id)
                 client.until_completed(session_id, index, client.follow_up(session_id))
             spy = _py_spy(web.pid, args.py_spy) if args.py_spy else None
-            results.update(timed_pass(client, args.n, {"daphne": web.pid, "worker": worker.pid}, database))
+            pids = {"daphne": web.pid, "worker": worker.pid}
+            results.update(timed_pass(client, args.n, pids, pg_port, database))
+            if args.show_sql:
+                _print_statements(_statements(pg_port, database), 2 * args.n)
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
                 spy.wait(timeout=30)
@@ -299,8 +392,10 @@ def main() -> int:
             print(f"--- {process.name}:\n{process.log_tail()}", file=sys.stderr)
         return 1
     finally:
+        if not args.scratch_postgres:
+            with contextlib.suppress(Exception):  # a server left connected: FORCE ends it
+                _drop_database(pg_port, database)
         processes.stop_all()
-        drop_database(database)
         shutil.rmtree(work, ignore_errors=True)
 
     old = json.loads(args.compare.read_text()) if args.compare else {}

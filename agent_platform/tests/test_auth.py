@@ -97,3 +97,36 @@ class TestDevMode:
 
 def test_outside_dev_mode_a_loopback_call_without_a_token_is_401():
     assert APIClient(REMOTE_ADDR="127.0.0.1").get(ME).status_code == 401
+
+
+def test_a_token_in_use_is_refused_as_soon_as_it_is_revoked(alice):
+    token = issue_token(alice)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert client.get(ME).status_code == 200  # remembered from here on
+    ApiToken.objects.get(principal=alice).revoke()
+    assert client.get(ME).status_code == 401
+
+
+def test_a_remembered_token_is_not_looked_up_again(alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_token(alice)}")
+    client.get(ME)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(ME).status_code == 200
+    assert not [query for query in queries if "apitoken" in query["sql"]]
+
+
+def test_a_remembered_token_is_looked_up_again_after_its_time(alice, settings, monkeypatch):
+    from agent_platform import auth
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_token(alice)}")
+    assert client.get(ME).status_code == 200
+    ApiToken.objects.filter(principal=alice).update(revoked_at=timezone.now())  # behind this process's back
+    later = auth._clock() + settings.PLATFORM.get("TOKEN_CACHE_SECONDS", 5) + 1
+    monkeypatch.setattr(auth, "_clock", lambda: later)
+    assert client.get(ME).status_code == 401
