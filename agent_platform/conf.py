@@ -27,7 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "VAR_DIR": Path("var"),
     "TURN_LEASE_SECONDS": 30,
     "TURN_MAX_ATTEMPTS": 3,
-    "STREAM_POLL_SECONDS": 1.0,
+    "STREAM_POLL_SECONDS": 5.0,
+    "DOORBELL_REDIS_URL": "",
     "OUTBOUND_ALLOW": (),
 }
 
