@@ -165,7 +165,7 @@ class Watch:
     is longer than that); ``head`` is the highest index a ring announced.
     """
 
-    __slots__ = ("_event", "_hub", "head", "next_index", "poll_interval", "session_id")
+    __slots__ = ("_hub", "_rung", "_waiter", "head", "next_index", "poll_interval", "session_id")
 
     def __init__(self, session_id: str, next_index: int = 0, *, poll_interval: float | None = None) -> None:
         self.session_id = session_id
@@ -174,7 +174,9 @@ class Watch:
         # At most this many seconds between two checks of this stream's session by the
         # shared poll (None: STREAM_POLL_SECONDS).
         self.poll_interval = poll_interval
-        self._event = asyncio.Event()
+        # An asyncio.Event, made small: thousands of idle streams each hold one.
+        self._rung = False
+        self._waiter: asyncio.Future[None] | None = None
         self._hub: Doorbells | None = None
 
     async def start(self) -> None:
@@ -190,20 +192,28 @@ class Watch:
             hub.remove(self)
 
     def clear(self) -> None:
-        self._event.clear()
+        self._rung = False
 
     async def wait(self) -> None:
-        """Until a ring, or the poll, announces an index at or past ``next_index``."""
-        await self._event.wait()
+        """Until a ring, or the poll, announces an index at or past ``next_index``
+        (at once if one did since ``clear``)."""
+        if self._rung:
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
 
     def ring(self, index: int | None) -> None:
         """The log reaches ``index`` (None: somewhere unknown, look anyway)."""
-        if index is None:
-            self._event.set()
-            return
-        self.head = max(self.head, index)
-        if index >= self.next_index:
-            self._event.set()
+        if index is not None:
+            self.head = max(self.head, index)
+            if index < self.next_index:
+                return  # already read
+        self._rung = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
 
 def followers(session_id: str) -> int:

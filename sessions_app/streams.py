@@ -72,6 +72,8 @@ class SessionFollower:
     are waiting; ``caught_up`` turns true once a read has reached the end of the log.
     """
 
+    __slots__ = ("_read_head", "_started", "_watch", "batch", "caught_up", "next_index", "session_id")
+
     def __init__(
         self,
         session_id: str,
@@ -147,8 +149,24 @@ class SessionFollower:
 
     async def _events(self) -> AsyncIterator[Event]:
         async for batch in self.batches():
-            for event in batch:
-                yield event
+            batch.reverse()
+            while batch:
+                yield batch.pop()  # no loop variable: an idle stream keeps no event while it waits
+
+    def _accept(self, events: list[Event]) -> tuple[list[Event], bool, bool]:
+        """The events of a read that continue the log from ``next_index``; whether the
+        last of them ends the session; whether the read had a gap (it cannot, with a
+        gapless log: wait, then read again)."""
+        fresh: list[Event] = []
+        for index in range(len(events)):
+            if events[index].index != self.next_index:
+                return fresh, False, True
+            self.next_index += 1
+            self._read_head = max(self._read_head, events[index].index)
+            fresh.append(events[index])
+            if events[index].type in TERMINAL_SESSION_EVENTS:
+                return fresh, True, False
+        return fresh, False, False
 
     async def batches(self) -> AsyncIterator[list[Event]]:
         """The same events, a table read at a time (never empty), for transports
@@ -162,31 +180,21 @@ class SessionFollower:
                 # this read's snapshot arrives after this point and ends the wait.
                 self._watch.clear()
                 events = await self._read()
-                fresh: list[Event] = []
-                for event in events or ():
-                    if event.index != self.next_index:
-                        break  # cannot happen with a gapless log; wait, then re-read
-                    self.next_index = event.index + 1
-                    self._read_head = max(self._read_head, event.index)
-                    fresh.append(event)
-                    if event.type in TERMINAL_SESSION_EVENTS:
-                        yield fresh
-                        return
-                else:
-                    if fresh:
-                        yield fresh
-                    if events is not None and len(events) == self.batch:
-                        continue  # the table has more right now
-                    if events is not None:
-                        self.caught_up = True
-                    if events and self.head >= self.next_index:
-                        continue  # a doorbell announced more than that read saw
-                    events, fresh = None, []  # an idle stream keeps no events while it waits
-                    await self._wait()
-                    continue
+                read = None if events is None else len(events)
+                fresh, ended, gap = self._accept(events or [])
+                events = None  # an idle stream keeps no events while it waits
                 if fresh:
                     yield fresh
-                events, fresh = None, []
+                    fresh = []
+                if ended:
+                    return
+                if not gap:
+                    if read == self.batch:
+                        continue  # the table has more right now
+                    if read is not None:
+                        self.caught_up = True
+                    if read and self.head >= self.next_index:
+                        continue  # a doorbell announced more than that read saw
                 await self._wait()
         finally:
             await self.close()
