@@ -142,11 +142,6 @@ class SessionFollower:
         except (OperationalError, InterfaceError):
             return False
 
-    async def _wait(self) -> None:
-        """Until a ring or the shared poll announces more than has been read."""
-        self._watch.next_index = self.next_index
-        await self._watch.wait()
-
     async def _events(self) -> AsyncIterator[Event]:
         async for batch in self.batches():
             batch.reverse()
@@ -195,7 +190,9 @@ class SessionFollower:
                         self.caught_up = True
                     if read and self.head >= self.next_index:
                         continue  # a doorbell announced more than that read saw
-                await self._wait()
+                # Until a ring or the shared poll announces more than has been read.
+                self._watch.next_index = self.next_index
+                await self._watch.wait()
         finally:
             await self.close()
 

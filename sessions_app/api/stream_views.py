@@ -89,39 +89,34 @@ async def _nothing() -> AsyncIterator[bytes]:
     yield  # an empty async generator: the events follow from ``detached_streams``
 
 
-async def _send_lines(session_id: str, start_index: int, send: Send) -> None:
-    try:
-        async for chunk in ndjson_lines(session_id, start_index):
-            message = {"type": "http.response.body", "body": chunk, "more_body": True}
-            del chunk  # held only until it is written, not while the stream waits
-            await send(message)
-            del message
-    except Exception:
-        logger.exception("stream of %s failed", session_id)
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
 async def _cancel_on_disconnect(receive: Receive, serving: asyncio.Task[Any]) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     serving.cancel()
 
 
-async def _serve(handoff: Handoff, receive: Receive, send: Send) -> None:
-    """The stream's events in this task, until the session ends or the client goes away
-    (one small task waits for the disconnect and cancels this one)."""
-    assert handoff.session_id is not None
+async def _serve(session_id: str, start_index: int, receive: Receive, send: Send) -> None:
+    """The stream's events, sent from this task until the session ends or the client
+    goes away (one small task waits for the disconnect and cancels this one)."""
     serving = asyncio.current_task()
     assert serving is not None
     watcher = asyncio.ensure_future(_cancel_on_disconnect(receive, serving))
     try:
-        await _send_lines(handoff.session_id, handoff.start_index, send)
+        async for chunk in ndjson_lines(session_id, start_index):
+            message = {"type": "http.response.body", "body": chunk, "more_body": True}
+            del chunk  # held only until it is written, not while the stream waits
+            await send(message)
+            del message
     except asyncio.CancelledError:
         if not watcher.done() or watcher.cancelled():
             raise  # cancelled from outside (the server is stopping), not by the disconnect
         serving.uncancel()
+        return
+    except Exception:
+        logger.exception("stream of %s failed", session_id)
     finally:
         watcher.cancel()
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def detached_streams(app: ASGIApp) -> ASGIApp:
@@ -150,8 +145,8 @@ def detached_streams(app: ASGIApp) -> ASGIApp:
 
         await app({**scope, DETACHED: handoff}, django_receive, django_send)
         del scope, django_receive, django_send  # not held while the stream is open
-        if taken and not gone:
-            await _serve(handoff, receive, send)
+        if taken and not gone and handoff.session_id is not None:
+            await _serve(handoff.session_id, handoff.start_index, receive, send)
 
     return outermost
 
