@@ -96,8 +96,6 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
             "worker",
             "--pool=threads",
             "--concurrency=4",
-            "-Q",
-            queue,
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
@@ -132,8 +130,11 @@ def _unconsumed_task_queue():
     yield
     app.conf.task_default_queue = previous
     if app.conf.broker_url.startswith("redis"):
+        from sessions_app.queues import all_queues
+
         with app.connection_for_write() as connection:
-            connection.default_channel.queue_purge(queue)
+            for name in all_queues(queue, app.conf.platform_turn_lanes):
+                connection.default_channel.queue_purge(name)
 
 
 @pytest.fixture

@@ -8,4 +8,5 @@ class AgentPlatformConfig(AppConfig):
     verbose_name = "Tenants and access"
 
     def ready(self) -> None:
-        from agent_platform import schema, signals  # noqa: F401  (register the schema extension, post_migrate)
+        # The schema extension, post_migrate, and forgetting remembered tokens when one changes.
+        from agent_platform import auth, schema, signals  # noqa: F401

@@ -9,7 +9,7 @@ without one and a stream with one. This guard sits in front of both:
   application then sees an aborted request and answers nothing; the guard sends 413);
 - a body without a declared length (``Transfer-Encoding: chunked``) is read here, up to
   the cap, and handed on with its true ``Content-Length``, so the view parses what was
-  sent rather than an empty body.
+  sent rather than an empty body (an empty one, a GET's, is handed on as it came).
 """
 
 from __future__ import annotations
@@ -115,8 +115,10 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"transfer-encoding"]
-        scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        if body:  # without one (a GET, say) no length reads as empty: the scope stays as it is
+            kept = scope.get("headers", [])
+            headers = [(name, value) for name, value in kept if name.lower() != b"transfer-encoding"]
+            scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
         replayed = False
 
         async def replay() -> Message:

@@ -1,16 +1,77 @@
-"""The Celery application. Its configuration is the ``CELERY_*`` Django settings."""
+"""The Celery application. Its configuration is the ``CELERY_*`` Django settings.
+
+It also carries one narrow patch of kombu's Redis transport, applied to every
+process that configures Celery (worker, beat and web all import this module):
+see ``guard_orphaned_redis_channels``.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
+from typing import Any
 
 from celery import Celery
+from kombu.transport import redis as kombu_redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
 
 
+class OrphanedChannelError(RedisConnectionError):
+    """A kombu Redis channel was used after its broker connection was closed."""
+
+
+def guard_orphaned_redis_channels() -> None:
+    """Make a Redis channel that outlived its connection fail with a connection error.
+
+    The worker died with ``Unrecoverable error: AttributeError("'NoneType' object
+    has no attribute 'hostname'")`` after some Redis restarts (celery 5.7.0,
+    kombu 5.7.0). On a lost broker connection celery's consumer
+    (``on_connection_error_after_connected``) calls ``connection.collect()`` and
+    then ``connection.close()``. ``collect()`` closes the default channel, which
+    stops at its first step (reading the reply of the BRPOP in flight raises a
+    connection error), then the transport's other channels, which stops at the
+    first that fails too (remote control's, deleting its fanout queue), and then
+    drops the transport's ``client``, but keeps the half-closed default channel.
+    ``close()`` closes that channel again: this time it gets as far as
+    putting back the unacked messages (``QoS.restore_unacked_once``), which needs
+    a fresh connection pool, built from ``transport.client.hostname``. That client
+    is None, so it raises AttributeError. celery only treats connection errors as
+    recoverable, so the AttributeError ends the worker. The same happens when a
+    task delivered before the loss is acked on its old channel after the worker
+    reconnected (the ack runs as a callback of the event loop, which lets any
+    exception through), and a thread that publishes through a pooled producer
+    whose channel was closed gets AttributeError('client') instead of a broker error.
+
+    The narrow fix is at the one place those paths meet: a channel builds a
+    connection pool (``Channel._connparams``) without a connection to build it for.
+    There it now raises ``OrphanedChannelError``, a ``redis.ConnectionError``, so
+    every caller's existing connection-error handling applies: the close is
+    ignored (``maybe_close_channel``), a late ack is logged and left to the
+    visibility timeout (turns are idempotent), and a publish is retried by kombu
+    or fails as "broker unavailable", which the platform handles (the sweeper
+    enqueues the turn later). Idempotent; harmless once kombu fixes it.
+    """
+    channel: Any = kombu_redis.Channel  # a private method: kombu's types do not list it
+    original = channel._connparams
+    if getattr(original, "orphan_guard", False):
+        return
+
+    @functools.wraps(original)
+    def _connparams(self: Any, *args: Any, **kwargs: Any) -> Any:
+        transport = self.connection
+        if transport is None or transport.client is None:
+            raise OrphanedChannelError("the channel's broker connection is closed")
+        return original(self, *args, **kwargs)
+
+    _connparams.orphan_guard = True  # type: ignore[attr-defined]
+    channel._connparams = _connparams
+
+
 def create_app(name: str = "agent_platform") -> Celery:
     """A Celery app configured from the Django settings, with every app's tasks."""
+    guard_orphaned_redis_channels()
     celery_app = Celery(name, set_as_current=name == "agent_platform")
     celery_app.config_from_object("django.conf:settings", namespace="CELERY")
     celery_app.autodiscover_tasks()

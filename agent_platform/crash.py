@@ -5,8 +5,8 @@ process dies as if it had been sent SIGKILL, when a test arms them.
 then a crash point costs one environment lookup). A file in it named after a
 point arms that point once: the first process to reach the line removes the
 file and exits at once with status 137, without cleanup, as a killed process
-would. The points are ``after-<event type>`` in ``sessions_app.execution``'s
-sink: the event is committed, nothing after it has happened.
+would. The points are ``after-<event type>`` in ``sessions_app.sink``
+(the worker's event sink): the event is committed, nothing after it has happened.
 """
 
 from __future__ import annotations

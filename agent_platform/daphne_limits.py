@@ -25,6 +25,10 @@ _RESPONSE = (
     b"Content-Length: " + str(len(TOO_LARGE)).encode() + b"\r\n"
     b"Connection: close\r\n\r\n" + TOO_LARGE
 )
+# The largest WebSocket frame a client may send (bytes): daphne is told so, and the stream
+# consumer closes a bigger one with 1009 (the stream is one-way anyway).
+MAX_INBOUND_FRAME = 64 * 1024
+
 _DaphneRequest: Any = http_protocol.WebRequest
 
 

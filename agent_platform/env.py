@@ -57,6 +57,26 @@ def env_int(name: str, default: int, environ: Mapping[str, str] = os.environ, *,
     return number
 
 
+def env_float(
+    name: str, default: float, environ: Mapping[str, str] = os.environ, *, minimum: float, maximum: float
+) -> float:
+    """A number between ``minimum`` and ``maximum``; unset or empty gives ``default``.
+
+    Raises:
+        ImproperlyConfigured: when the value is not a number or is out of range.
+    """
+    value = env_str(name, environ=environ)
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from None
+    if not minimum <= number <= maximum:
+        raise ImproperlyConfigured(f"{name}={number} is outside {minimum}..{maximum}.")
+    return number
+
+
 def env_list(name: str, default: list[str], environ: Mapping[str, str] = os.environ) -> list[str]:
     """A comma-separated list with empty items dropped; unset or empty gives ``default``."""
     value = env_str(name, environ=environ)

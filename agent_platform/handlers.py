@@ -1,29 +1,51 @@
-"""Django's ASGI handler, except that a streamed response does not keep a thread.
+"""Django's ASGI handler, with each request's synchronous work done in one trip to a thread.
 
-Django runs a request's sync code (middleware, sync views, signal receivers) on a
-thread made for that request, and keeps that thread until the response is sent.
-For an event stream that is as long as the client stays: every idle stream held
-an idle thread, and its memory (about 70 KB RSS each at 1,000 streams), and the
-database connection the view used (Django gives it back when the response is
-closed), so a few dozen streams would empty the connection pool. Once the view
-has returned a streaming response, this handler gives the connection back and
-lets the thread go; the bit of sync work left at the very end (closing the
-response) gets a new thread.
+Django's own ASGI handler makes a new thread for every request and crosses between it
+and the event loop several times per request: to send ``request_started``, to run the
+middleware (all of ours are synchronous), back to the loop to resolve the URL, to the
+thread again for the (synchronous, DRF) view, and once more to close the response.
+Each crossing wakes a thread and the loop; together with the thread's start and join
+they cost more CPU than a small API request itself. This handler runs the middleware
+chain synchronously, as under WSGI, and does a request's synchronous part (the
+``request_started`` signal, the middleware and view, and closing a plain response,
+which sends ``request_finished`` and gives the database connection back) in one call
+on a long-lived thread of ``REQUEST_THREADS``; the event loop only reads the body and
+sends the response.
+
+A streamed response (an event stream) keeps no thread either: its database connection
+is given back before it starts streaming, and the bit of synchronous work left at its
+very end (closing it) is another trip to the same threads.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from asgiref.sync import SyncToAsync, sync_to_async
-from django.core.handlers.asgi import ASGIHandler
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.core.handlers.base import BaseHandler
 from django.db import close_old_connections
-from django.http import HttpRequest
+from django.http import FileResponse, HttpRequest
 from django.http.response import HttpResponseBase
+from django.urls import set_script_prefix
+
+R = TypeVar("R")
+
+# Requests whose synchronous part runs at the same time. More than the database pool
+# (DB_POOL_SIZE, 16 by default): a request waiting for a connection holds its thread,
+# and requests that need none (a 401, a 404) should not queue behind those.
+MAX_REQUEST_THREADS = 64
+REQUEST_THREADS = ThreadPoolExecutor(max_workers=MAX_REQUEST_THREADS, thread_name_prefix="request")
 
 
 def release_request_thread() -> None:
-    """End the current request's thread (asgiref's per-context executor) now.
+    """End the current request's thread-sensitive thread (asgiref's per-context
+    executor) now, if the request made one.
 
     asgiref keeps it in ``SyncToAsync.context_to_thread_executor`` under the
     request's ``ThreadSensitiveContext``; without an entry there, its next
@@ -35,10 +57,82 @@ def release_request_thread() -> None:
         executor.shutdown(wait=False)  # its thread is idle: the view has returned
 
 
+async def on_request_thread(func: Callable[..., R], *args: Any) -> R:
+    """``func(*args)`` on one of the request threads (with the caller's context)."""
+    return await sync_to_async(func, thread_sensitive=False, executor=REQUEST_THREADS)(*args)
+
+
 class StreamingASGIHandler(ASGIHandler):
-    async def run_get_response(self, request: HttpRequest) -> Any:
-        response: HttpResponseBase = await super().run_get_response(request)
+    def __init__(self) -> None:
+        BaseHandler.__init__(self)  # not ASGIHandler.__init__, which builds the async chain
+        self.load_middleware(is_async=False)
+
+    def respond(self, request: HttpRequest, scope: dict[str, Any]) -> HttpResponseBase:
+        """The synchronous part of a request, on a request thread: the response, closed
+        already unless it streams (then only its database connection is given back)."""
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        response = self.get_response(request)
+        response._handler_class = self.__class__  # type: ignore[attr-defined]
+        if isinstance(response, FileResponse):
+            response.block_size = self.chunk_size
         if response.streaming:
-            await sync_to_async(close_old_connections)()  # on the request's thread, which owns them
-            release_request_thread()
+            close_old_connections()
+        else:
+            response.close()  # request_finished: the connection goes back to the pool now
         return response
+
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Django's ``ASGIHandler.handle``, with the synchronous part in one call."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        request, error_response = self.create_request(scope, body_file)
+        if request is None:
+            assert error_response is not None
+            body_file.close()
+            await self.send_response(error_response, send)
+            await on_request_thread(error_response.close)
+            return
+
+        async def process_request() -> HttpResponseBase:
+            response = await on_request_thread(self.respond, request, scope)
+            if response.streaming:
+                release_request_thread()
+            try:
+                await self.send_response(response, send)
+            except asyncio.CancelledError:
+                pass  # the client went away while the response was sent
+            return response
+
+        # As Django does: a disconnect while the response is made cancels the making.
+        listening = asyncio.create_task(self.listen_for_disconnect(receive))
+        responding = asyncio.create_task(process_request())
+        tasks: list[asyncio.Task[Any]] = [listening, responding]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            if task.done():
+                try:
+                    task.result()
+                except RequestAborted:
+                    pass
+                except AssertionError:
+                    body_file.close()
+                    raise
+            else:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        try:
+            response = responding.result()
+        except asyncio.CancelledError:
+            # Cancelled while the view ran: respond() still finishes (and closes a plain
+            # response) on its thread; a streamed one was never started.
+            await on_request_thread(signals.request_finished.send, self.__class__)
+        else:
+            if response.streaming:
+                await on_request_thread(response.close)
+        body_file.close()

@@ -11,13 +11,17 @@ processes, and the Redis channel layer.
 
 from __future__ import annotations
 
+import os
 import secrets
+import sys
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
-from agent_platform.env import env_bool, env_int, env_list, env_str, redis_url_for_db
+from agent_platform.env import env_bool, env_float, env_int, env_list, env_str, redis_url_for_db
+from sessions_app.queues import QueueKind, all_queues, queue_name
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PLATFORM_VAR_DIR") or BASE_DIR / "var")
@@ -107,17 +111,27 @@ TEMPLATES = [
 # its own, so without a pool every request would open (and pay for) a new connection.
 DB_POOL_SIZE = env_int("DB_POOL_SIZE", 16)
 
+
+def _program() -> str:
+    """The program this process runs: ``celery``, ``daphne``, ``manage.py`` ..."""
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("python")
+    return started.parent.name if started.name == "__main__.py" else started.name
+
+
 if DATABASE_URL:
     _database = dj_database_url.parse(
         DATABASE_URL,
         conn_max_age=0 if DB_POOL_SIZE else env_int("DB_CONN_MAX_AGE", 60),
-        conn_health_checks=True,  # with the pool: a connection is checked as it is handed out
+        # With the pool, the pool checks a connection as it hands it out (see ENGINE below).
+        conn_health_checks=not DB_POOL_SIZE,
     )
     if _database["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured(f"DATABASE_URL must be a postgres:// URL, not {_database['ENGINE']!r}.")
     # A stuck writer must not wedge a session's row lock for long.
     _database["OPTIONS"] = {
         "options": "-c statement_timeout=30000 -c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000",
+        # Which process holds a connection, in pg_stat_activity: "agent-platform celery 4242".
+        "application_name": f"agent-platform {_program()} {os.getpid()}"[:63],
     }
     if DB_POOL_SIZE:
         # Parameters bound by the server, and a statement run twice on a connection is
@@ -143,6 +157,9 @@ if DATABASE_URL:
             "reconnect_timeout": 10,
             "max_idle": 60,
         }
+        # Django's backend, except that the pool checks a connection as it hands it out
+        # with a round trip only when its socket says the server let it go (agent_platform.pool).
+        _database["ENGINE"] = "agent_platform.postgres"
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     _database = {
@@ -192,6 +209,10 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIN
 
 # --- The platform's own knobs (read through agent_platform.conf.platform_settings) ---
 
+# How long a turn may run (seconds), and how many turns one worker process runs at once.
+TURN_TIME_LIMIT = env_int("PLATFORM_TURN_TIME_LIMIT", 900, minimum=5)
+TURN_CONCURRENCY = env_int("PLATFORM_TURN_CONCURRENCY", 100, minimum=1)
+
 PLATFORM = {
     "DEV": PLATFORM_DEV,
     "AGENTS_DIR": Path(env_str("AGENTS_DIR") or BASE_DIR / "examples"),
@@ -217,6 +238,20 @@ PLATFORM = {
     # Hosts ("h", "h:port") and networks ("10.0.0.0/8") agent-initiated HTTP (MCP connections,
     # HTTP tools) may reach although they are not public https; empty in production.
     "OUTBOUND_ALLOW": tuple(env_list("PLATFORM_OUTBOUND_ALLOW", [])),
+    # Turns one worker process runs at once: the worker's task threads (Celery's threads pool).
+    "TURN_CONCURRENCY": TURN_CONCURRENCY,
+    # The most of a worker's turn slots one tenant holds while another tenant's turns
+    # wait in the broker (a tenant alone may use them all).
+    "TURN_TENANT_SHARE": env_float("PLATFORM_TURN_TENANT_SHARE", 0.5, minimum=0.01, maximum=1.0),
+    # Threads (and so at most database connections) a worker process uses for its turns'
+    # database work, however many turns run; keep it under DB_POOL_SIZE.
+    "WORKER_DB_THREADS": env_int("PLATFORM_WORKER_DB_THREADS", max(1, min(8, DB_POOL_SIZE // 2)), minimum=1),
+    # A turn running longer than this (seconds) is stopped and ends turn.failed.
+    "TURN_TIME_LIMIT": TURN_TIME_LIMIT,
+    # How long a process remembers a bearer token's principal (0: look it up on every
+    # request). A revocation holds at once in the process that made it, elsewhere
+    # within this many seconds.
+    "TOKEN_CACHE_SECONDS": env_int("PLATFORM_TOKEN_CACHE_SECONDS", 5),
 }
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------
@@ -251,7 +286,6 @@ SPECTACULAR_SETTINGS = {
 
 # --- Celery (RELIABILITY.md §2) -------------------------------------------------------------
 
-TURN_TIME_LIMIT = env_int("PLATFORM_TURN_TIME_LIMIT", 900, minimum=5)
 CELERY_BROKER_URL = redis_url_for_db(REDIS_URL, 0) if REDIS_URL else "memory://localhost/"
 # Longer than the longest allowed turn, so Redis never hands a running turn's
 # message to a second worker.
@@ -262,8 +296,19 @@ if not REDIS_URL:
     # The in-memory broker is polled; its default of once a second would delay every turn.
     # (For Redis this option is the BRPOP timeout instead, so it stays unset there.)
     CELERY_BROKER_TRANSPORT_OPTIONS["polling_interval"] = 0.01
-# One deployment's (or one test run's) tasks stay in their own queue.
+# One deployment's (or one test run's) tasks stay in their own queues, all named from
+# this prefix: turns in per-tenant lanes, hooks, schedules, maintenance (sessions_app.queues).
 CELERY_TASK_DEFAULT_QUEUE = env_str("PLATFORM_TASK_QUEUE", "celery")
+TURN_LANES = env_int("PLATFORM_TURN_LANES", 8, minimum=1)
+CELERY_PLATFORM_TURN_LANES = TURN_LANES  # read by sessions_app.queues.send from the app's config
+# A worker started with no -Q serves every queue of the prefix.
+CELERY_TASK_QUEUES = [Queue(name) for name in all_queues(CELERY_TASK_DEFAULT_QUEUE, TURN_LANES)]
+# Many turns per worker process (DESIGN.md §9.1): turns are I/O-bound, so a worker runs
+# TURN_CONCURRENCY task threads, each handing its turn to the process's one event loop
+# (sessions_app.turn_loop); database work for turns goes to WORKER_DB_THREADS threads.
+# Prefork (PLATFORM_WORKER_POOL=prefork) still works: each child runs one turn at a time.
+CELERY_WORKER_POOL = env_str("PLATFORM_WORKER_POOL", "threads")
+CELERY_WORKER_CONCURRENCY = TURN_CONCURRENCY
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_ACKS_LATE = True
@@ -284,23 +329,24 @@ CELERY_WORKER_ENABLE_SOFT_SHUTDOWN_ON_IDLE = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+_MAINTENANCE_QUEUE = queue_name(CELERY_TASK_DEFAULT_QUEUE, QueueKind.MAINTENANCE)
 CELERY_BEAT_SCHEDULE = {
     "sweep-turns": {
         "task": "sessions_app.tasks.sweep_turns",
         "schedule": float(env_int("PLATFORM_SWEEP_SECONDS", 10, minimum=1)),
-        "options": {"expires": 10},
+        "options": {"expires": 10, "queue": _MAINTENANCE_QUEUE},
     },
     # Catches up on sessions whose hook dispatch trigger was lost (sessions_app.dispatch).
     "sweep-dispatch": {
         "task": "sessions_app.tasks.dispatch_events",
         "schedule": 10.0,
-        "options": {"expires": 10},
+        "options": {"expires": 10, "queue": _MAINTENANCE_QUEUE},
     },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",
         "schedule": 600.0,
         # A fire missed while beat was down is dropped, not run late.
-        "options": {"expires": 600},
+        "options": {"expires": 600, "queue": _MAINTENANCE_QUEUE},
     },
 }
 

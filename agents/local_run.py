@@ -11,12 +11,10 @@ from typing import Any
 
 from agents.config import runtime_settings
 from agents.discovery import AgentSurface
-from agents.runtime.events import MemorySink
-from agents.runtime.prompt import instructions_text
+from agents.events import EventType
+from agents.runtime.emitter import MemorySink
 from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
-from agents.runtime.workspace import prepare_workspace
-from agents.sdk import SessionInfo, ToolContext
-from sessions_app.events import EventType
+from agents.sdk import SessionInfo
 
 LOCAL_SESSION = "ses_local"
 LOCAL_TURN = "turn_local"
@@ -32,11 +30,7 @@ async def _run(surface: AgentSurface, message: str, approve: bool | None, dry_ru
     sink = MemorySink()
     session = SessionInfo(id=LOCAL_SESSION, agent=surface.slug, dry_run=dry_run)
     with tempfile.TemporaryDirectory(prefix="agent-run-") as workspace:
-        ctx = ToolContext(session=session)
-        files = prepare_workspace(Path(workspace), surface, await instructions_text(surface, ctx))
-        request = TurnRequest(
-            session=session, turn_id=LOCAL_TURN, message=message, workspace=Path(workspace), workspace_files=files
-        )
+        request = TurnRequest(session=session, turn_id=LOCAL_TURN, message=message, workspace=Path(workspace))
         await sink.emit(EventType.SESSION_STARTED, {"agent": surface.slug}, None)
         await sink.emit(EventType.MESSAGE_RECEIVED, {"text": message}, LOCAL_TURN)
         settings = runtime_settings()

@@ -58,7 +58,14 @@ def _directory_folder(slug: str) -> Path | None:
 
 def get_agent(slug: str) -> Agent | None:
     """The agent served under ``/<slug>/``, or None if there is none."""
-    row = Agent.objects.filter(slug=slug).select_related("tenant").first()
+    # Unordered: the slug is unique, and ordering one row is most of the query's cost to build.
+    return served_row(slug, next(iter(Agent.objects.filter(slug=slug).order_by()[:1]), None))
+
+
+def served_row(slug: str, row: Agent | None) -> Agent | None:
+    """``row``, the ``Agent`` row with this slug read by the caller (None: there is none),
+    if it is served: a deployed agent, or a folder of ``AGENTS_DIR`` (registered on first
+    sight, its path kept up to date); None for a row whose folder has gone."""
     if row is not None and row.source == AgentSource.DEPLOYMENT:
         return row
     folder = _directory_folder(slug)
@@ -79,7 +86,11 @@ def get_agent(slug: str) -> Agent | None:
 def get_visible_agent(slug: str, tenant: Tenant | None) -> Agent | None:
     """The agent if ``tenant`` may see it: shared agents are visible to everyone
     (even unauthenticated health checks), a tenant's own agents only to it."""
-    agent = get_agent(slug)
+    return visible_to(get_agent(slug), tenant)
+
+
+def visible_to(agent: Agent | None, tenant: Tenant | None) -> Agent | None:
+    """``agent`` if ``tenant`` may see it (see ``get_visible_agent``), else None."""
     if agent is None:
         return None
     if agent.is_shared or (tenant is not None and agent.tenant_id == tenant.pk):

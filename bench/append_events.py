@@ -41,9 +41,9 @@ def run(writers: int, batch: int, events: int) -> float:
     from django.db import connections
 
     from agent_platform.models import Principal, Tenant
+    from agents.events import EventType
     from agents.models import Agent
     from sessions_app.eventlog import NewEvent, append_events
-    from sessions_app.events import EventType
     from sessions_app.models import Session
 
     tenant, _ = Tenant.objects.get_or_create(slug="bench")

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +65,7 @@ def generate(folder: Path, tools: int, skills: int, hooks: int) -> None:
         (agent / "hooks" / f"hook_{n}.py").write_text(HOOK.format(n=n))
 
 
-def timed(fn, repeat: int) -> float:
+def timed(fn: Callable[[], object], repeat: int) -> float:
     samples = []
     for _ in range(repeat):
         began = time.perf_counter()

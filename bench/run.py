@@ -1,24 +1,29 @@
 """The benchmark suite: starts the platform on loopback, measures it, prints one table.
 
     .venv/bin/python bench/run.py [--quick] [--json OUT] [--compare OLD.json]
+                                  [--worker-args "--pool=threads --concurrency=100"]
+                                  [--burst N] [--burst-sleep S] [--long-session N]
 
-The distributed form (a fresh Postgres database, Redis, one daphne, one Celery
-worker with 8 threads, the ``weather`` example agent and the ``test`` model) is
+The distributed form (a fresh Postgres database, Redis, one daphne, one Celery worker
+started as users start it, ``celery -A agent_platform worker`` with its pool and
+concurrency from the settings, the ``weather`` example agent and the ``test`` model) is
 started by this script and stopped again whatever happens; then the embedded form
 (``manage.py agent serve``, SQLite, worker threads in the server) for its turn
-overhead. Every figure is taken from outside, over HTTP, the way a client sees it.
-Targets are those of issue 7. ``bench/README.md`` says what each row means.
+overhead. Every figure is taken from outside, over HTTP, the way a client sees it, or
+from the servers' processes (psutil, ``/proc``, ``pg_stat_activity``). Targets are those
+of issues 7 and 11. ``bench/README.md`` says what each row means.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import http.client
 import json
-import math
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import statistics
@@ -29,7 +34,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +47,7 @@ from harness import (
     TIMEOUT,
     Api,
     BenchError,
-    Process,
     Processes,
-    Received,
-    Stream,
-    cpu_seconds,
     create_database,
     database_exists,
     drop_database,
@@ -56,12 +57,11 @@ from harness import (
     rss_kb,
     wait_healthy,
 )
+from meters import tree_cpu_seconds
+from scale import bench_burst, bench_cpu_per_turn, bench_fairness
+from table import Row, ms, percentile, print_comparison, print_table
+from turns import AGENT, UNCAPPED, FollowUps, Stack, breakdown_rows, sessions, timed_turn
 
-AGENT = "weather"
-# The weather example caps itself at max_running_turns=4: many clients at once would
-# measure that cap (a turn over it is put back and retried 0.5 s later), not the
-# platform. The throughput benchmark uses a copy without the cap; the rest, the example.
-UNCAPPED = "weather-nocap"
 # The `test` model's `/stream N` yields the deltas "t0 ", "t1 ", ...; coalescing
 # merges them into fewer message.appended events, so deltas are counted as tokens.
 DELTA_TOKEN = re.compile(r"t\d+ ")
@@ -69,30 +69,7 @@ STREAM_DELTAS = 10_000
 REDIS_URL = "redis://127.0.0.1:6379"
 
 
-# ---------------------------------------------------------------- results
-
-
-@dataclass
-class Row:
-    """One line of the table. ``limit`` and ``better`` make it a target; without them it is context."""
-
-    measure: str
-    value: float | None
-    unit: str
-    limit: float | None = None
-    better: str = ""  # "lower" (value <= limit) or "higher" (value >= limit)
-
-    @property
-    def target(self) -> str:
-        if self.limit is None:
-            return ""
-        return f"{'≤' if self.better == 'lower' else '≥'} {self.limit:,g}"
-
-    @property
-    def met(self) -> bool | None:
-        if self.limit is None or self.value is None:
-            return None
-        return self.value <= self.limit if self.better == "lower" else self.value >= self.limit
+# ---------------------------------------------------------------- sizes
 
 
 @dataclass
@@ -108,6 +85,14 @@ class Sizes:
     append_events: int = 40_000
     warm_up: int = 5
     validate_runs: int = 5
+    # Issue 11.
+    cpu_turns: int = 100
+    burst: int = 100
+    burst_sleep: float = 2.0
+    long_session: int = 1000
+    fairness_turns: int = 30
+    fairness_seconds: float = 20.0
+    flooders: int = 16
 
 
 QUICK = Sizes(
@@ -118,134 +103,17 @@ QUICK = Sizes(
     idle_streams=100,
     append_events=10_000,
     validate_runs=2,
+    cpu_turns=30,
+    # 100 at once still, but of a 1 s model: a worker that runs two turns at a time
+    # (today's default) takes 50 s over it instead of 100 s.
+    burst_sleep=1.0,
+    long_session=100,  # the follow-up benchmark's session: no extra turns
+    fairness_turns=10,
+    fairness_seconds=5.0,
 )
 
 
-def _number(value: float) -> str:
-    if value == 0 or abs(value) >= 100:
-        return f"{value:,.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
-def percentile(samples: list[float], p: float) -> float:
-    """Nearest-rank percentile: a value that was actually observed."""
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
-
-
-def ms(seconds: float) -> float:
-    return seconds * 1000
-
-
-def print_table(rows: list[Row]) -> None:
-    width = max([len("measure"), *(len(row.measure) for row in rows)])
-    print(f"{'measure':<{width}}  {'value':>10}  {'unit':<9}  {'target':<9}  result")
-    print(f"{'-' * width}  {'-' * 10}  {'-' * 9}  {'-' * 9}  ------")
-    for row in rows:
-        value = "n/a" if row.value is None else _number(row.value)
-        result = {True: "met", False: "MISSED", None: ""}[row.met]
-        print(f"{row.measure:<{width}}  {value:>10}  {row.unit:<9}  {row.target:<9}  {result}".rstrip())
-
-
-def print_comparison(rows: list[Row], old_path: Path) -> None:
-    old = {row["measure"]: row for row in json.loads(old_path.read_text())["rows"]}
-    width = max([len("measure"), *(len(row.measure) for row in rows)])
-    print(f"\ncompared with {old_path}  (ratio = new / old)")
-    print(f"{'measure':<{width}}  {'old':>10}  {'new':>10}  {'ratio':>6}")
-    for row in rows:
-        before = old.get(row.measure, {}).get("value")
-        if before is None or row.value is None:
-            ratio = "n/a"
-        else:
-            ratio = f"{row.value / before:.2f}" if before else "n/a"
-        shown_old = "-" if before is None else _number(before)
-        shown_new = "n/a" if row.value is None else _number(row.value)
-        print(f"{row.measure:<{width}}  {shown_old:>10}  {shown_new:>10}  {ratio:>6}")
-
-
-# ---------------------------------------------------------------- one turn, timed
-
-
-def sessions(agent: str) -> str:
-    return f"/{agent}/v1/session"
-
-
-@dataclass
-class TurnTiming:
-    """Where one turn's time went, in seconds. Server times are the events' ``at``
-    (same machine, same clock as the client's ``time.time()``)."""
-
-    total: float  # POST sent -> turn.completed read on the stream
-    post: float  # POST sent -> 201 read
-    open: float  # stream GET sent -> 200 headers read
-    to_started: float  # POST sent -> turn.started recorded (web + broker + worker pick-up)
-    run: float  # turn.started -> turn.completed recorded (the worker running the turn)
-    deliver: float  # turn.completed recorded -> read by the client (doorbell + read + send)
-
-
-def timed_turn(api: Api, message: str, settle: bool = False, agent: str = AGENT) -> tuple[TurnTiming, str]:
-    """Start a session with ``message``, follow its stream from index 0 until the turn
-    completes (and, with ``settle``, until the session is waiting again, untimed)."""
-    sent = time.time()
-    created = api.expect(201, "POST", sessions(agent), {"message": message})
-    answered = time.time()
-    session_id, turn_id = created["sessionId"], created["turnId"]
-    stream = api.stream(f"{sessions(agent)}/{session_id}/stream?startIndex=0")
-    opened = time.time()
-    try:
-        seen = stream.until(lambda r: r.type == "turn.completed" and r.turn_id == turn_id)
-        if settle:
-            seen += stream.until(lambda r: r.type == "session.waiting")
-    finally:
-        stream.close()
-    started = next(r for r in seen if r.type == "turn.started" and r.turn_id == turn_id)
-    completed = next(r for r in seen if r.type == "turn.completed" and r.turn_id == turn_id)
-    timing = TurnTiming(
-        total=completed.at_client - sent,
-        post=answered - sent,
-        open=opened - answered,
-        to_started=started.at_server - sent,
-        run=completed.at_server - started.at_server,
-        deliver=completed.at_client - completed.at_server,
-    )
-    return timing, session_id
-
-
-def breakdown_rows(label: str, timings: list[TurnTiming]) -> list[Row]:
-    """Medians of each part of a turn: the profile-free answer to "where does the time go"."""
-    parts = [
-        ("POST -> 201", "post"),
-        ("stream GET -> headers", "open"),
-        ("POST -> turn.started recorded", "to_started"),
-        ("turn.started -> turn.completed recorded", "run"),
-        ("turn.completed recorded -> read", "deliver"),
-    ]
-    return [
-        Row(f"{label}: {name} p50", statistics.median(ms(getattr(t, key)) for t in timings), "ms")
-        for name, key in parts
-    ]
-
-
 # ---------------------------------------------------------------- the distributed form
-
-
-@dataclass
-class Stack:
-    port: int
-    token: str | None
-    web: Process
-    worker: Process
-    database_url: str
-    # Stream paths of sessions left idle (waiting) by earlier benchmarks, for the idle-stream one.
-    idle_streams: list[str] = field(default_factory=list)
-
-    def api(self) -> Api:
-        return Api(self.port, self.token)
-
-    def left_idle(self, session_id: str, agent: str = AGENT) -> None:
-        self.idle_streams.append(f"{sessions(agent)}/{session_id}/stream?startIndex=0")
 
 
 def base_env() -> dict[str, str]:
@@ -269,8 +137,21 @@ def agents_dir(work: Path) -> Path:
     return folder
 
 
-def start_distributed(processes: Processes, work: Path, database: str) -> Stack:
-    """A fresh database, migrated; a tenant and token; one daphne and one Celery worker."""
+def worker_argv(extra: str, queue: str) -> list[str]:
+    """The worker as users start it, ``celery -A agent_platform worker`` (pool and concurrency
+    from the settings), then ``extra`` (``--worker-args``, shell words; ``{queue}`` in them
+    is this run's queue name, for ``-Q {queue}``).
+
+    The queue reaches the worker through ``PLATFORM_TASK_QUEUE`` in its environment, not
+    ``-Q``: a bare worker consumes the queues the settings name, so it keeps consuming all
+    of them when there are several, where ``-Q`` would narrow it to the ones listed.
+    """
+    words = [word.replace("{queue}", queue) for word in shlex.split(extra)]
+    return [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", *words]
+
+
+def start_distributed(processes: Processes, work: Path, database: str, worker_args: str) -> Stack:
+    """A fresh database, migrated; two tenants and a token each; one daphne and one Celery worker."""
     database_url = f"postgres://postgres@127.0.0.1:5432/{database}"
     queue = f"bench-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
     env = {
@@ -287,16 +168,27 @@ def start_distributed(processes: Processes, work: Path, database: str) -> Stack:
     }
     create_database(database)
     manage(["migrate", "--noinput"], env, timeout=300)
-    manage(["tenant", "create", "bench-run"], env)
-    token = manage(["token", "create", "bench-run", "bench"], env).strip().splitlines()[-1].strip()
+    tokens = []
+    for tenant in ("bench-run", "bench-other"):
+        manage(["tenant", "create", tenant], env)
+        tokens.append(manage(["token", "create", tenant, "bench"], env).strip().splitlines()[-1].strip())
     port = free_port()
     daphne = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "agent_platform.asgi:application"]
     web = processes.start("daphne", daphne, env)
-    worker = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--pool=threads", "--concurrency=8"]
-    worker += ["-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"]
-    celery = processes.start("celery", worker, env)
+    command = worker_argv(worker_args, queue)
+    celery = processes.start("celery", command, env)
     wait_healthy(port, web)
-    return Stack(port, token, web, celery, database_url)
+    return Stack(port, tokens[0], web, celery, database, database_url, other_token=tokens[1], worker_command=command)
+
+
+# The worker's start-up banner: ".> concurrency: 8 (thread)".
+BANNER_CONCURRENCY = re.compile(r"concurrency:\s*(\d+)\s*\((\w+)\)")
+
+
+def worker_pool(stack: Stack) -> str:
+    """The pool and concurrency the worker reported at start-up, as "8 (thread)"."""
+    found = BANNER_CONCURRENCY.search(stack.worker.log_tail(200))
+    return f"{found[1]} ({found[2]})" if found else "unknown"
 
 
 def warm_up(stack: Stack, turns: int) -> list[Row]:
@@ -336,7 +228,8 @@ def bench_turn_overhead(stack: Stack, sizes: Sizes) -> list[Row]:
     timings = []
     # CPU time the two servers spend per turn (its requests, the task, the events):
     # with 2 cores, 2 s / (their sum) bounds turns/s whatever the concurrency.
-    cpu_before = cpu_seconds(stack.web.pid), cpu_seconds(stack.worker.pid)
+    # Whole process trees: a prefork worker runs its turns in child processes.
+    cpu_before = tree_cpu_seconds(stack.web.pid), tree_cpu_seconds(stack.worker.pid)
     try:
         for _ in range(sizes.turns):
             timing, session_id = timed_turn(api, "hello", settle=True)
@@ -344,8 +237,8 @@ def bench_turn_overhead(stack: Stack, sizes: Sizes) -> list[Row]:
             stack.left_idle(session_id)
     finally:
         api.close()
-    web_cpu = (cpu_seconds(stack.web.pid) - cpu_before[0]) / len(timings)
-    worker_cpu = (cpu_seconds(stack.worker.pid) - cpu_before[1]) / len(timings)
+    web_cpu = (tree_cpu_seconds(stack.web.pid) - cpu_before[0]) / len(timings)
+    worker_cpu = (tree_cpu_seconds(stack.worker.pid) - cpu_before[1]) / len(timings)
     totals = [ms(t.total) for t in timings]
     return [
         Row("turn overhead p50", statistics.median(totals), "ms", 15, "lower"),
@@ -357,79 +250,46 @@ def bench_turn_overhead(stack: Stack, sizes: Sizes) -> list[Row]:
     ]
 
 
-class Follower(threading.Thread):
-    """Reads one session's stream for the whole benchmark, noting when each turn's end was read."""
-
-    def __init__(self, stream: Stream) -> None:
-        super().__init__(daemon=True)
-        self.stream = stream
-        self.ended: dict[str, Received] = {}
-        self.waiting = 0  # session.waiting events read so far
-        self.error: BaseException | None = None
-        self.changed = threading.Condition()
-
-    def run(self) -> None:
-        try:
-            for received in self.stream:
-                with self.changed:
-                    if received.type in ("turn.completed", "turn.failed") and received.turn_id:
-                        self.ended[received.turn_id] = received
-                    elif received.type == "session.waiting":
-                        self.waiting += 1
-                    self.changed.notify_all()
-        except Exception as error:  # noqa: BLE001 - the socket closed at the end, or a real failure: kept
-            self.error = error
-        finally:
-            with self.changed:
-                self.changed.notify_all()
-
-    def wait(self, ready: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-        with self.changed:
-            if not self.changed.wait_for(lambda: ready() or not self.is_alive(), timeout):
-                raise BenchError(f"follow-up: no {what} within {timeout} s")
-            if not ready():
-                raise BenchError(f"follow-up: the stream ended before {what}: {self.error!r}")
-
-
 def bench_follow_up(stack: Stack, sizes: Sizes) -> list[Row]:
     """One session, N turns: POST a follow-up (admission enqueue) to its turn.completed,
-    read on a stream held open since the session started."""
-    path = sessions(AGENT)
-    api = stack.api()
-    created = api.expect(201, "POST", path, {"message": "hello"})
-    session_id = created["sessionId"]
-    follower = Follower(api.stream(f"{path}/{session_id}/stream?startIndex=0"))
-    follower.start()
-    totals: list[float] = []
-    try:
-        follower.wait(lambda: created["turnId"] in follower.ended and follower.waiting >= 1, "end of turn 1")
-        for turn in range(2, sizes.follow_ups + 1):
-            sent = time.time()
-            accepted = api.expect(202, "POST", f"{path}/{session_id}", {"message": "hello", "admission": "enqueue"})
-            turn_id = accepted["turnId"]
-            follower.wait(lambda: turn_id in follower.ended, f"end of turn {turn}")  # noqa: B023 - called at once
-            ended = follower.ended[turn_id]
-            if ended.type != "turn.completed":
-                raise BenchError(f"follow-up turn {turn}: {ended.event}")
-            totals.append(ms(ended.at_client - sent))
-            # Untimed: let the session settle to waiting, so each follow-up meets an idle session.
-            follower.wait(lambda: follower.waiting >= turn, f"session.waiting after turn {turn}")  # noqa: B023
-    finally:
-        follower.stream.close()
-        api.close()
-    follower.join(timeout=5)
-    stack.left_idle(session_id)
-    last = sizes.follow_ups
-    first_ten, last_ten = statistics.median(totals[:10]), statistics.median(totals[-10:])
-    return [
-        Row("follow-up overhead p50", statistics.median(totals), "ms", 12, "lower"),
-        Row("follow-up overhead p95", percentile(totals, 95), "ms"),
-        Row("follow-up turn 2", totals[0], "ms"),
-        Row(f"follow-up turn {last}", totals[-1], "ms"),
-        Row(f"follow-up turn {last} / turn 2", totals[-1] / totals[0], "ratio", 1.3, "lower"),
-        # One sample at each end is noisy; the same ratio of ten-turn medians is steadier.
-        Row(f"follow-up turns {last - 9}-{last} / turns 2-11 (p50s)", last_ten / first_ten, "ratio", 1.3, "lower"),
-    ]
+    read on a stream held open since the session started. The follow-up rows look at
+    turns 2 to ``follow_ups``, the long-session rows at all ``long_session`` of them:
+    one session serves both, as turn 500 of a session is the same whatever follows it."""
+    turns = max(sizes.follow_ups, sizes.long_session)
+    with FollowUps(stack) as session:
+        totals = [session.next() for _ in range(turns - 1)]  # totals[0] is turn 2
+    rows = []
+    if sizes.follow_ups >= 11:
+        last = sizes.follow_ups
+        upto = totals[: last - 1]
+        first_ten, last_ten = statistics.median(upto[:10]), statistics.median(upto[-10:])
+        rows += [
+            Row("follow-up overhead p50", statistics.median(upto), "ms", 12, "lower"),
+            Row("follow-up overhead p95", percentile(upto, 95), "ms"),
+            Row("follow-up turn 2", upto[0], "ms"),
+            Row(f"follow-up turn {last}", upto[-1], "ms"),
+            Row(f"follow-up turn {last} / turn 2", upto[-1] / upto[0], "ratio", 1.3, "lower"),
+            # One sample at each end is noisy; the same ratio of ten-turn medians is steadier.
+            Row(f"follow-up turns {last - 9}-{last} / turns 2-11 (p50s)", last_ten / first_ten, "ratio", 1.3, "lower"),
+        ]
+    if sizes.long_session >= 20:
+        last = sizes.long_session
+        tenth = last // 10
+        # The first tenth of the session's turns are follow-ups from turn 2 (turn 1 made it).
+        early, late = totals[:tenth], totals[last - 1 - tenth : last - 1]
+        rows += [
+            Row(f"long session: turn {last}", late[-1], "ms"),
+            Row(f"long session: turns 2-{tenth + 1} p50", statistics.median(early), "ms"),
+            Row(f"long session: turns {last - tenth + 1}-{last} p50", statistics.median(late), "ms"),
+            Row(
+                f"long session: turns {last - tenth + 1}-{last} / turns 2-{tenth + 1} (p50s)",
+                statistics.median(late) / statistics.median(early),
+                "ratio",
+                1.2,
+                "lower",
+            ),
+        ]
+    return rows
 
 
 def bench_throughput(stack: Stack, sizes: Sizes, clients: int) -> list[Row]:
@@ -656,6 +516,7 @@ class Run:
     processes: Processes
     rows: list[Row] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    worker: dict[str, str] = field(default_factory=dict)  # how the worker was started, and what it said it runs
 
     def step(self, name: str, bench: Callable[[], list[Row]]) -> None:
         """Run one benchmark; a failure is reported and the others still run."""
@@ -673,22 +534,38 @@ class Run:
         print(f" {time.time() - began:.1f} s", flush=True)
 
 
-def run_all(sizes: Sizes, work: Path) -> Run:
+def run_all(sizes: Sizes, work: Path, worker_args: str) -> Run:
     processes = Processes(work)
     database = f"agent_platform_bench_{os.getpid()}"
     run = Run(processes)
     try:
         print(f"starting the distributed form (database {database}, logs in {work})", flush=True)
-        stack = start_distributed(processes, work, database)
+        stack = start_distributed(processes, work, database, worker_args)
         run.step("warm-up", lambda: warm_up(stack, sizes.warm_up))
+        # Its start-up banner is out by now; it says what the settings and --worker-args made of it.
+        run.worker = {"command": shlex.join(stack.worker_command[2:]), "concurrency": worker_pool(stack)}
+        print(f"  worker: {run.worker['command']}: concurrency {run.worker['concurrency']}", flush=True)
         run.step("reference request", lambda: bench_reference(stack))
         run.step(f"turn overhead ({sizes.turns} sessions)", lambda: bench_turn_overhead(stack, sizes))
-        run.step(f"follow-up overhead ({sizes.follow_ups} turns)", lambda: bench_follow_up(stack, sizes))
+        turns = max(sizes.follow_ups, sizes.long_session)
+        run.step(f"follow-up overhead and long session ({turns} turns)", lambda: bench_follow_up(stack, sizes))
+        run.step(
+            f"CPU per turn ({sizes.cpu_turns} + {sizes.cpu_turns} turns)",
+            lambda: bench_cpu_per_turn(stack, sizes.cpu_turns),
+        )
         run.step(f"streaming (/stream {STREAM_DELTAS})", lambda: bench_streaming(stack))
         for clients in sizes.clients:
-            run.step(f"throughput ({clients} clients)", lambda c=clients: bench_throughput(stack, sizes, c))
+            run.step(f"throughput ({clients} clients)", functools.partial(bench_throughput, stack, sizes, clients))
         run.step(f"idle streams ({sizes.idle_streams})", lambda: bench_idle_streams(stack, sizes))
         run.step("events appended", lambda: bench_append(stack, sizes))
+        run.step(
+            f"burst ({sizes.burst} sessions at once, a {sizes.burst_sleep:g} s model)",
+            lambda: bench_burst(stack, sizes.burst, sizes.burst_sleep),
+        )
+        run.step(
+            f"fairness (tenant B alone, then beside {sizes.flooders} clients of tenant A)",
+            lambda: bench_fairness(stack, sizes.fairness_turns, sizes.flooders, sizes.fairness_seconds),
+        )
         processes.stop_all()  # the embedded form gets the machine to itself
         print("starting the embedded form", flush=True)
         run.step(
@@ -714,18 +591,42 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller counts and shorter runs: a smoke run")
     parser.add_argument("--json", type=Path, help="where to save the results (default bench/results/<time>.json)")
     parser.add_argument("--compare", type=Path, help="an earlier results file: print new/old for each measure")
+    parser.add_argument(
+        "--worker-args",
+        default="",
+        metavar="ARGS",
+        help='more flags for `celery -A agent_platform worker`, e.g. "--pool=threads --concurrency=100" '
+        '(default none: pool and concurrency from the settings); "{queue}" is replaced by the run\'s queue',
+    )
+    parser.add_argument("--burst", type=int, metavar="N", help="sessions started at once in the burst (default 100)")
+    parser.add_argument(
+        "--burst-sleep", type=float, metavar="S", help="seconds the model takes in each burst turn (default 2, quick 1)"
+    )
+    parser.add_argument(
+        "--long-session", type=int, metavar="N", help="turns of the long session (default 1,000, quick 100)"
+    )
     args = parser.parse_args()
     if args.compare and not args.compare.is_file():
         parser.error(f"--compare: no file {args.compare}")
+    try:
+        worker_argv(args.worker_args, "q")
+    except ValueError as error:
+        parser.error(f"--worker-args: {error}")
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     sizes = QUICK if args.quick else Sizes()
+    given = {"burst": args.burst, "burst_sleep": args.burst_sleep, "long_session": args.long_session}
+    sizes = replace(sizes, **{name: value for name, value in given.items() if value is not None})
+    if sizes.burst < 1 or sizes.burst_sleep < 0:
+        parser.error("--burst must be at least 1, --burst-sleep at least 0")
+    if sizes.long_session < 20:
+        parser.error("--long-session must be at least 20: its first and last tenths are compared")
     started = time.strftime("%Y%m%d-%H%M%S")
     # Other work on the machine skews every figure; say how busy it was.
     load = os.getloadavg()
     print(f"load average before the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory(prefix="agent-platform-bench-") as tmp:
         try:
-            run = run_all(sizes, Path(tmp))
+            run = run_all(sizes, Path(tmp), args.worker_args)
         except (BenchError, OSError, subprocess.SubprocessError, KeyboardInterrupt) as error:
             print(f"\nbench stopped: {error!r}", file=sys.stderr)
             return 1
@@ -743,6 +644,7 @@ def main() -> int:
             "python": platform.python_version(),
             "system": platform.platform(),
         },
+        "worker": run.worker,
         "rows": [{**asdict(row), "target": row.target, "met": row.met} for row in run.rows],
         "failed": run.failed,
     }

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -31,8 +32,8 @@ def add(a: int, b: int) -> int:
 '''
 
 
-async def measure(surface, message: str, turns: int) -> list[float]:
-    from agents.runtime.events import MemorySink
+async def measure(surface: Any, message: str, turns: int) -> list[float]:
+    from agents.runtime.emitter import MemorySink
     from agents.runtime.turn import TurnRequest, run_turn
     from agents.sdk import SessionInfo
 

@@ -20,6 +20,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
 from agent_platform.admin import ReadOnlyAdmin, TenantScopedAdmin
+from sessions_app.approvals import decide_approval
 from sessions_app.models import (
     ABAssignment,
     Approval,
@@ -34,7 +35,7 @@ from sessions_app.models import (
     StoredFile,
     Turn,
 )
-from sessions_app.services import SessionError, decide_approval
+from sessions_app.services import SessionError
 
 # The session page shows this many of the latest events; the event list has them all.
 TIMELINE_EVENTS = 300

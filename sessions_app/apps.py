@@ -6,3 +6,8 @@ class SessionsAppConfig(AppConfig):
 
     name = "sessions_app"
     verbose_name = "Sessions"
+
+    def ready(self) -> None:
+        # Register the Celery tasks in every process (not only in workers, where Celery
+        # imports them itself): the core sends them by name through the app's registry.
+        from sessions_app import tasks  # noqa: F401

@@ -25,6 +25,14 @@ would drop it, and the frame, after 1 s).
 
 The stream is one-way; an inbound frame larger than ``MAX_INBOUND_FRAME`` closes
 the socket with 1009.
+
+While the channel layer (Redis) cannot be reached, a handshake is accepted and
+closed at once with 4503 ("try again later", as HTTP 503): channels gives every
+consumer a channel of its own before the first message, and without Redis that
+fails, which daphne would otherwise answer with an HTTP 500. A client reconnects
+with backoff from its last index; once Redis is back the stream works as usual.
+(1013, the standard "try again later", cannot be used: daphne's autobahn only
+lets an application close with 1000 or 3000-4999.)
 """
 
 from __future__ import annotations
@@ -38,11 +46,13 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from redis.exceptions import RedisError
 
 from agent_platform.auth import authenticate_websocket
+from agent_platform.daphne_limits import MAX_INBOUND_FRAME
+from agents.events import TERMINAL_SESSION_EVENTS
 from agents.registry import get_visible_agent, surface_for
 from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
-from sessions_app.events import TERMINAL_SESSION_EVENTS
 from sessions_app.streams import SessionFollower, record_json
 
 logger = logging.getLogger(__name__)
@@ -56,15 +66,15 @@ CLOSE_UNAUTHORIZED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_PAYLOAD_TOO_LARGE = 4413
 CLOSE_SERVER_ERROR = 4500
+# Try again later: the agent's tree has errors, or Redis cannot be reached.
 CLOSE_AGENT_INVALID = 4503
+CLOSE_UNAVAILABLE = 4503
 CLOSE_NOT_FOUND = 4404
 
 # A client more than this many events behind the head of the log is lagging.
 LAG_LIMIT = 1000
 # A single send taking longer than this (seconds) means the client is not draining.
 SEND_TIMEOUT = 10.0
-# The largest frame a client may send (bytes); the stream is one-way anyway.
-MAX_INBOUND_FRAME = 64 * 1024
 # How often a send waiting for daphne's write buffer to drain looks again (seconds).
 DRAIN_POLL = 0.05
 # How long a lagging client has to read up to the 4008 close frame (seconds).
@@ -77,6 +87,10 @@ def _start_index(query_string: bytes) -> int | None:
     raw = values[-1]
     return int(raw) if raw.isdigit() else None
 
+
+# What the channel layer raises while Redis cannot be reached (redis-py's errors, or
+# the socket's own).
+CHANNEL_LAYER_DOWN = (RedisError, OSError)
 
 # Where ``keep_server_send`` puts the server's own ``send`` in the scope.
 SERVER_SEND = "platform.server_send"
@@ -125,13 +139,38 @@ def _find_session(scope: dict[str, Any], agent_slug: str, session_id: str) -> in
         return CLOSE_FORBIDDEN
 
 
+def _subprotocol(scope: dict[str, Any]) -> str | None:
+    """The subprotocol the handshake answers with: a browser that offered ``bearer``
+    (with its token) drops a connection that does not select it."""
+    return "bearer" if "bearer" in (scope.get("subprotocols") or []) else None
+
+
 class SessionStreamConsumer(AsyncWebsocketConsumer):
     _stream_task: asyncio.Task[None] | None = None
+    _accepted = False
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except CHANNEL_LAYER_DOWN as error:
+            logger.warning("closing a stream with %s: the channel layer is unavailable: %r", CLOSE_UNAVAILABLE, error)
+            await self.disconnect(CLOSE_UNAVAILABLE)
+            await self._close_unavailable(scope, receive, send)
+
+    async def _close_unavailable(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Close with 4503, accepting first if the handshake is still open (channels
+        failed before handing it to ``connect``)."""
+        if not self._accepted:
+            message = await receive()
+            if message["type"] != "websocket.connect":
+                return  # the client went away already
+            await send({"type": "websocket.accept", "subprotocol": _subprotocol(scope)})
+        await send({"type": "websocket.close", "code": CLOSE_UNAVAILABLE, "reason": "unavailable"})
 
     async def connect(self) -> None:
         kwargs = self.scope["url_route"]["kwargs"]
-        subprotocol = "bearer" if "bearer" in (self.scope.get("subprotocols") or []) else None
-        await self.accept(subprotocol)
+        await self.accept(_subprotocol(self.scope))
+        self._accepted = True
         start = _start_index(self.scope.get("query_string", b""))
         if start is None:
             await self.close(CLOSE_BAD_REQUEST, "startIndex must be a non-negative integer")

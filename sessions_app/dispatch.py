@@ -56,6 +56,7 @@ from agents.registry import subscribed_event_types, surface_for
 from agents.sdk import HookContext
 from sessions_app.host import host_for, session_info
 from sessions_app.models import Event, Session
+from sessions_app.queues import TaskName, send
 
 logger = logging.getLogger(__name__)
 hooks_logger = logging.getLogger("agent_platform.hooks")
@@ -317,10 +318,8 @@ def _trigger(session_id: str, types: Collection[str] | None) -> None:
 
 
 def _enqueue(session_id: str, countdown: float = 0.0) -> None:
-    from sessions_app.tasks import dispatch_events
-
     try:
-        dispatch_events.apply_async((session_id,), countdown=countdown)
+        send(TaskName.DISPATCH_EVENTS, session_id, countdown=countdown)
     except BrokerUnavailable:
         logger.warning("could not enqueue the dispatch of %s; the sweep will", session_id, exc_info=True)
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from agent_platform.ids import new_id
 from agent_platform.models import Principal, Tenant
+from agents.events import TERMINAL_SESSION_EVENTS, event_record
 from agents.models import Agent
 
 
@@ -115,18 +116,22 @@ class Event(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "index"], name="event_unique_index_per_session"),
         ]
+        indexes = [
+            # Where a session's log ended, if it did (a stream from past it has nothing to
+            # wait for): found at once however long the log, and small (a row per ended session).
+            models.Index(
+                fields=["session", "index"],
+                condition=Q(type__in=sorted(str(end) for end in TERMINAL_SESSION_EVENTS)),
+                name="event_session_end",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.index} {self.type}"
 
     def as_record(self) -> dict[str, Any]:
         """The event as clients see it on the stream (DESIGN.md §5)."""
-        record: dict[str, Any] = {"type": self.type, "index": self.index, "sessionId": self.session_id}
-        if self.turn_id:
-            record["turnId"] = self.turn_id
-        record["at"] = self.at.isoformat().replace("+00:00", "Z")
-        record["data"] = self.data
-        return record
+        return event_record(self.type, self.index, self.session_id, self.turn_id, self.at, self.data)
 
 
 class TurnStatus(models.TextChoices):

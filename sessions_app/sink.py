@@ -21,34 +21,32 @@ log stays gapless either way.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.db import database_sync_to_async as in_thread
 
 from agent_platform.crash import crash_point
-from sessions_app.eventlog import NewEvent, append_events
-from sessions_app.events import EventType
+from agents.events import DELTAS, PROGRESS, EventType
+from sessions_app.eventlog import Fence, NewEvent, append_events
 
-PROGRESS = frozenset(
-    {
-        EventType.TURN_STARTED,
-        EventType.STEP_STARTED,
-        EventType.STEP_COMPLETED,
-        EventType.MESSAGE_APPENDED,
-        EventType.MESSAGE_COMPLETED,
-        EventType.REASONING_APPENDED,
-        EventType.REASONING_COMPLETED,
-    }
-)
+DatabaseCaller = Callable[..., Awaitable[Any]]
 
-DELTAS = frozenset({EventType.MESSAGE_APPENDED, EventType.REASONING_APPENDED})
+
+async def _in_thread(func: Callable[..., Any], *args: Any) -> Any:
+    return await in_thread(func)(*args)
 
 
 class DatabaseSink:
     """An ``EventSink`` over the session's log (one per turn, used from one event loop)."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, db: DatabaseCaller | None = None, fence: Fence | None = None) -> None:
         self.session_id = session_id
+        # Written only while this attempt at the turn is its current one.
+        self.fence = fence
+        # How a write reaches the database from the event loop: the turn loop's database
+        # threads in a worker; elsewhere (tests, tools) channels' thread.
+        self._db: DatabaseCaller = db or _in_thread
         # Set when the worker goes away mid-turn (Celery terminating it, a time limit):
         # what the cancelled runtime says then ("turn interrupted") is not recorded,
         # because the turn is not over; it is taken up again from its log.
@@ -94,7 +92,7 @@ class DatabaseSink:
         try:
             while self._pending:
                 batch, self._pending = self._pending, []
-                await in_thread(append_events)(self.session_id, batch)
+                await self._db(append_events, self.session_id, batch, self.fence)
                 for event in batch:
                     crash_point(f"after-{event.type}")  # fault tests: die with this event durable
         except Exception as failure:  # noqa: BLE001 - kept, and raised to the runtime by its next emit or drain

@@ -34,9 +34,9 @@ from types import TracebackType
 from django.db import InterfaceError, OperationalError
 
 from agent_platform.db import on_pool
+from agents.events import TERMINAL_SESSION_EVENTS
 from sessions_app import doorbell
-from sessions_app.eventlog import read_events
-from sessions_app.events import TERMINAL_SESSION_EVENTS
+from sessions_app.eventlog import ended_before, read_events
 from sessions_app.models import Event
 
 logger = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ READ_BATCH = 500
 
 def _terminal_before(session_id: str, start_index: int) -> bool:
     """Whether the log already ended before ``start_index`` (nothing will ever follow)."""
-    return Event.objects.filter(session_id=session_id, index__lt=start_index, type__in=TERMINAL_SESSION_EVENTS).exists()
+    return ended_before(session_id, start_index)
 
 
 _read_events = on_pool(read_events)

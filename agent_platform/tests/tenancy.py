@@ -12,7 +12,7 @@ from django.utils import timezone
 from agent_platform.models import ApiToken, Principal
 from agents.models import Agent, AgentSource
 from agents.registry import get_agent, surface_for
-from sessions_app import services
+from sessions_app import approvals, services
 from sessions_app.models import Approval, Artifact, KVEntry, LogLine, Session, StoredFile, Turn
 
 
@@ -50,7 +50,7 @@ def seed(owner: Principal) -> Seeded:
         call_id=f"call_{secret}",
         tool_name="get_weather",
         args={"city": f"city-{secret}"},
-        args_sha256=services.args_digest({"city": f"city-{secret}"}),
+        args_sha256=approvals.args_digest({"city": f"city-{secret}"}),
     )
     artifact = Artifact.objects.create(
         session=session,

@@ -11,8 +11,8 @@ from django.utils import timezone
 from agent_platform.models import ApiToken, Principal
 from agent_platform.signals import TENANT_STAFF_GROUP
 from agent_platform.tests.factories import issue_token
+from agents.events import EventType
 from sessions_app.eventlog import append_event
-from sessions_app.events import EventType
 from sessions_app.models import (
     ABAssignment,
     Approval,

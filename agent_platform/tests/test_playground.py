@@ -13,9 +13,9 @@ from django.test import Client
 
 from agent_platform.asgi import application
 from agent_platform.tests.factories import PrincipalFactory
+from agents.events import EventType
 from agents.registry import get_agent
 from sessions_app.eventlog import NewEvent, append_events
-from sessions_app.events import EventType
 from sessions_app.tests.factories import SessionFactory
 
 

@@ -16,13 +16,16 @@ from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.discovery import AgentSurface
 from agents.models import Agent
-from agents.registry import get_visible_agent, surface_for
+from agents.registry import get_visible_agent, served_row, surface_for, visible_to
 
 MAX_DIAGNOSTICS_IN_MESSAGE = 3
 
 
-def served_agent(request: Request, slug: str, *, allow_invalid: bool = False) -> tuple[Agent, AgentSurface]:
-    """The agent of the URL and its surface.
+def served_agent(
+    request: Request, slug: str, *, allow_invalid: bool = False, row: Agent | None = None
+) -> tuple[Agent, AgentSurface]:
+    """The agent of the URL and its surface. ``row``: the agent's row if the caller has
+    read it already (with a session, say); else it is looked up.
 
     Raises:
         ApiError: 404 ``agent_not_found`` when there is no such agent or it belongs
@@ -30,7 +33,8 @@ def served_agent(request: Request, slug: str, *, allow_invalid: bool = False) ->
             (unless ``allow_invalid``).
     """
     user = optional_caller(request)
-    agent = get_visible_agent(slug, user.tenant if user is not None else None)
+    tenant = user.tenant if user is not None else None
+    agent = get_visible_agent(slug, tenant) if row is None else visible_to(served_row(slug, row), tenant)
     if agent is None:
         raise ApiError(404, "agent_not_found", f"No agent is served at /{slug}/.")
     surface = surface_for(agent)

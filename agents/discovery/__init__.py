@@ -12,8 +12,8 @@ from agents.discovery.discover import discover_agent
 from agents.discovery.extensions import mount_extensions
 from agents.discovery.loader import TreeLoader, tree_fingerprint
 from agents.discovery.surface import FILE_TOOLS, AgentSurface
+from agents.events import EventType
 from agents.runtime.outbound import OutboundPolicy
-from sessions_app.events import EventType
 
 KNOWN_EVENTS = frozenset(str(event) for event in EventType)
 

@@ -49,11 +49,13 @@ def workspace_note(files: Sequence[str]) -> str:
     return "Files in your workspace:\n" + "\n".join(f"- {path}" for path in sorted(files))
 
 
-async def system_prompt(
-    surface: AgentSurface, ctx: ToolContext, arms: Mapping[str, str], workspace_files: Sequence[str]
+def system_prompt(
+    surface: AgentSurface, instructions: str, arms: Mapping[str, str], workspace_files: Sequence[str]
 ) -> str:
+    """The system prompt: ``instructions`` (rendered once per turn by ``instructions_text``),
+    then the skills catalog, the arms' instructions and the workspace's files."""
     sections = [
-        await instructions_text(surface, ctx),
+        instructions,
         skills_catalog(surface),
         arm_instructions(surface, arms),
         workspace_note(workspace_files),

@@ -26,10 +26,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.events import EventType
 from agents.runtime.conversation import usage_from_dict
-from agents.runtime.execution import CallResult
 from agents.runtime.providers.base import ToolCall, Usage
-from sessions_app.events import EventType
+from agents.runtime.tool_calls import CallResult
 
 # Events known by their call id (unique in the session).
 _CALL_EVENTS = frozenset(

@@ -11,16 +11,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
+from agents import events
 from agents.discovery import AgentSurface
+from agents.events import INTERRUPTED, EventType
 from agents.runtime.conversation import message_from_dict, message_to_dict, new_call_id, usage_from_dict
-from agents.runtime.events import EventSink, TurnEmitter
-from agents.runtime.execution import CallResult, error, run_agent_tool, run_server_tool, validate_arguments
+from agents.runtime.emitter import EventSink, TurnEmitter
 from agents.runtime.fs.base import FileSystem, FileSystemError
 from agents.runtime.fs.build import build_filesystem
 from agents.runtime.fs.host import FileStore
@@ -33,7 +34,7 @@ from agents.runtime.fs.tools import (
     select_file_tools,
 )
 from agents.runtime.pricing import cost_usd
-from agents.runtime.prompt import LOAD_SKILL_TOOL, system_prompt
+from agents.runtime.prompt import LOAD_SKILL_TOOL, instructions_text, system_prompt
 from agents.runtime.providers.base import (
     Message,
     ModelError,
@@ -48,12 +49,12 @@ from agents.runtime.providers.base import (
 )
 from agents.runtime.providers.gateway import ProviderSettings, provider_for, stream_with_retries
 from agents.runtime.replay import Journal, LoggedStep
+from agents.runtime.tool_calls import CallResult, error, run_agent_tool, run_server_tool, validate_arguments
+from agents.runtime.workspace import prepare_workspace
 from agents.sdk import ResultContext, SessionInfo, Signal, ToolContext
 from agents.sdk._context import Artifacts, Host
-from sessions_app.events import EventType
 
 DEFAULT_MAX_STEPS = 25
-INTERRUPTED = "turn interrupted"
 
 
 @dataclass
@@ -65,8 +66,10 @@ class TurnRequest:
     message: str
     history: list[Message] = field(default_factory=list)
     arms: dict[str, str] = field(default_factory=dict)
+    # The session's workspace folder (prepared by the runtime at the start of each turn),
+    # and the files sent with the message, to write into it.
     workspace: Path | None = None
-    workspace_files: list[str] = field(default_factory=list)
+    attachments: dict[str, str] = field(default_factory=dict)
     host: Host | None = None
     artifacts: Artifacts | None = None
     secrets: dict[str, str] = field(default_factory=dict)
@@ -170,6 +173,44 @@ def tool_specs(surface: AgentSurface) -> tuple[ToolSpec, ...]:
     return tuple(specs)
 
 
+@dataclass(frozen=True)
+class PreparedTurn:
+    """What a turn starts from: its instructions, rendered once with the turn's full
+    context, and the files of its workspace (whose AGENTS.md holds the same text)."""
+
+    instructions: str
+    workspace_files: list[str]
+
+
+async def render_instructions(surface: AgentSurface, ctx: ToolContext) -> str:
+    """The agent's instructions for this turn.
+
+    Raises:
+        TurnFailed: a dynamic part (``instructions.py``) raised: the author's mistake,
+            which the turn reports rather than the platform.
+    """
+    try:
+        return await instructions_text(surface, ctx)
+    except Exception as failure:
+        raise TurnFailed(f"rendering the instructions failed: {type(failure).__name__}: {failure}") from failure
+
+
+async def prepare_turn(surface: AgentSurface, request: TurnRequest, ctx: ToolContext) -> PreparedTurn:
+    """Render the instructions and refresh the workspace from them (file writes in a
+    thread, so other turns on the loop go on).
+
+    Raises:
+        TurnFailed: the instructions could not be rendered.
+    """
+    instructions = await render_instructions(surface, ctx)
+    files: list[str] = []
+    if request.workspace is not None:
+        files = await asyncio.to_thread(
+            prepare_workspace, request.workspace, surface, instructions, request.attachments
+        )
+    return PreparedTurn(instructions, files)
+
+
 class _Run:
     """One run of the step loop over one surface (the agent, or a subagent nested in a call)."""
 
@@ -181,8 +222,12 @@ class _Run:
         settings: RuntimeSettings,
         *,
         nested: bool = False,
+        prepared: PreparedTurn | None = None,
     ) -> None:
         self.surface = surface
+        # The root run's instructions and workspace, prepared once for the turn; a
+        # subagent renders its own instructions when it is called.
+        self.prepared = prepared
         self.request = request
         self.emitter = emitter
         self.settings = settings
@@ -205,7 +250,8 @@ class _Run:
 
     async def loop(self, messages: list[Message], step: int) -> TurnOutcome:
         provider, model_name = provider_for(self.model_id, self.settings.providers)
-        system = await system_prompt(self.surface, self.ctx, self.request.arms, self.request.workspace_files)
+        prepared = self.prepared or PreparedTurn(await render_instructions(self.surface, self.ctx), [])
+        system = system_prompt(self.surface, prepared.instructions, self.request.arms, prepared.workspace_files)
         tools = tool_specs(self.surface)
         while step < self.settings.max_steps:
             step += 1
@@ -222,8 +268,7 @@ class _Run:
             if not calls:
                 return TurnOutcome("completed", text=text, usage=self.usage, messages=messages)
             await self.emitter.emit(
-                EventType.ACTIONS_REQUESTED,
-                {"calls": [{"callId": c.call_id, "toolName": c.name, "args": c.arguments} for c in calls]},
+                EventType.ACTIONS_REQUESTED, events.actions_requested([(c.call_id, c.name, c.arguments) for c in calls])
             )
             results: dict[str, CallResult] = {}
             pending: list[ToolCall] = []
@@ -302,14 +347,9 @@ class _Run:
         return journal.result(call.call_id)
 
     async def _record_result(self, call: ToolCall, result: CallResult) -> CallResult:
-        data: dict[str, Any] = {
-            "callId": call.call_id,
-            "toolName": call.name,
-            "output": result.output,
-            "isError": result.is_error,
-        }
-        if result.stubbed:
-            data["stubbed"] = True
+        data = events.action_result(
+            call.call_id, call.name, result.output, is_error=result.is_error, stubbed=result.stubbed
+        )
         await self.emitter.emit(EventType.ACTION_RESULT, data)
         return result
 
@@ -489,6 +529,12 @@ class _Run:
             raise TurnFailed(f"result commit failed: {type(failure).__name__}: {failure}") from failure
 
 
+async def _prepared(run: _Run, body: Callable[[], Awaitable[TurnOutcome]]) -> TurnOutcome:
+    """``body`` once the turn is prepared (inside ``_finish``, so a failure ends the turn)."""
+    run.prepared = await prepare_turn(run.surface, run.request, run.ctx)
+    return await body()
+
+
 async def _finish(run: _Run, body: Any) -> TurnOutcome:
     """Run ``body`` (the loop or a resume) and end the turn with exactly one terminal event."""
     emitter = run.emitter
@@ -499,20 +545,19 @@ async def _finish(run: _Run, body: Any) -> TurnOutcome:
     except asyncio.CancelledError:
         run.drop_scratch()
         await emitter.flush()
-        await emitter.emit(EventType.TURN_FAILED, {"message": INTERRUPTED})
+        await emitter.emit(EventType.TURN_FAILED, events.turn_failed(INTERRUPTED))
         return TurnOutcome("failed", usage=run.usage, failure=INTERRUPTED)
     except (ModelError, TurnFailed) as failure:
         run.drop_scratch()
-        await emitter.emit(EventType.TURN_FAILED, {"message": str(failure)})
+        await emitter.emit(EventType.TURN_FAILED, events.turn_failed(str(failure)))
         return TurnOutcome("failed", usage=run.usage, failure=str(failure))
     run.drop_scratch()  # /tmp lives for one turn (a parked turn resumes with a fresh one)
     if outcome.status == "parked":
         await emitter.flush()
         return outcome
     outcome.cost = cost_usd(run.model_id, run.usage)
-    data: dict[str, Any] = {"result": outcome.text, "usage": run.usage.as_dict()}
-    data["cost"] = float(outcome.cost) if outcome.cost is not None else None
-    await emitter.emit(EventType.TURN_COMPLETED, data)
+    cost = float(outcome.cost) if outcome.cost is not None else None
+    await emitter.emit(EventType.TURN_COMPLETED, events.turn_completed(outcome.text, run.usage.as_dict(), cost))
     outcome.usage = run.usage
     return outcome
 
@@ -534,7 +579,7 @@ async def run_turn(
     run = _Run(surface, request, emitter, settings)
     await emitter.emit(EventType.TURN_STARTED, {"model": run.model_id, "testModel": run.model_id == "test"})
     messages = [*request.history, Message("user", request.message)]
-    return await _finish(run, run.loop(messages, 0))
+    return await _finish(run, _prepared(run, lambda: run.loop(messages, 0)))
 
 
 async def resume_turn(
@@ -557,4 +602,4 @@ async def resume_turn(
         raise KeyError(f"no decision for {missing}")
     emitter = TurnEmitter(sink, request.turn_id, journal=journal)
     run = _Run(surface, request, emitter, settings or RuntimeSettings())
-    return await _finish(run, run.resume(state, decisions))
+    return await _finish(run, _prepared(run, lambda: run.resume(state, decisions)))

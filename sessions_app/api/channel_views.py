@@ -1,7 +1,7 @@
 """``/<slug>/v1/channels/<channel><path>``: the agent's authored channel routes.
 
 The platform's auth applies as on every agent route; the logic is in
-``sessions_app.channels``. Left out of the OpenAPI schema: each agent describes its
+``sessions_app.authored_channels``. Left out of the OpenAPI schema: each agent describes its
 routes, with their body schemas, in ``GET /<slug>/v1/info`` under ``channels``.
 """
 
@@ -19,7 +19,7 @@ from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
 from agent_platform.errors import error_body
 from agents.api.views import served_agent
-from sessions_app import channels
+from sessions_app import authored_channels
 
 
 class ChannelRouteView(APIView):
@@ -30,18 +30,20 @@ class ChannelRouteView(APIView):
         principal = caller(request).principal
         method = request.method or "GET"
         try:
-            channel, route = channels.find_route(surface, agent_slug, channel_name, route_path or "", method)
-            self.headers["Allow"] = channels.allowed_methods(channel, route.path)
-            http = channels.channel_request(
+            channel, route = authored_channels.find_route(surface, agent_slug, channel_name, route_path or "", method)
+            self.headers["Allow"] = authored_channels.allowed_methods(channel, route.path)
+            http = authored_channels.channel_request(
                 method, request.path, dict(request.headers), request.body, request.query_params.dict()
             )
-            channels.check_channel_auth(channel_name, channel, http, agent, principal)
+            authored_channels.check_channel_auth(channel_name, channel, http, agent, principal)
             # request.data: 415 for a body that is not JSON, 400 for malformed JSON.
-            body = channels.parse_body(route, request.data if route.body is not None else None)
-            sender = channels.ChannelSender(agent, surface, principal, channel_name, platform_settings.DEFAULT_MODEL)
-            ctx = channels.channel_context(agent, channel_name, sender, http, principal.tenant_id)
-            answer = channels.call_route(route, ctx, body, sender, principal)
-        except channels.ChannelError as error:
+            body = authored_channels.parse_body(route, request.data if route.body is not None else None)
+            sender = authored_channels.ChannelSender(
+                agent, surface, principal, channel_name, platform_settings.DEFAULT_MODEL
+            )
+            ctx = authored_channels.channel_context(agent, channel_name, sender, http, principal.tenant_id)
+            answer = authored_channels.call_route(route, ctx, body, sender, principal)
+        except authored_channels.ChannelError as error:
             # DRF's finalize_response writes self.headers last.
             if error.allow:
                 self.headers["Allow"] = error.allow

@@ -14,13 +14,14 @@ from agent_platform.auth import caller
 from agent_platform.errors import ApiError
 from agents.api.views import ToolDetailView, served_agent
 from agents.runtime.conversation import new_call_id
-from agents.runtime.execution import CallResult, run_server_tool, validate_arguments
+from agents.runtime.tool_calls import CallResult, run_server_tool, validate_arguments
 from agents.sdk import SessionInfo, ToolContext
 from sessions_app import services
 from sessions_app.api.serializers import StrictCharField
 from sessions_app.api.views import ERROR, as_api_error, owned_session_or_error
 from sessions_app.host import host_for, host_for_agent, session_info
 from sessions_app.models import Session
+from sessions_app.scheduling import ACTIVE_TURNS
 
 
 class ToolCallBody(serializers.Serializer[None]):
@@ -74,7 +75,7 @@ class ToolView(ToolDetailView):
         if tool.execution == "agent":
             raise ApiError(400, "agent_tool", f"{tool_name} runs in a session workspace; only a turn can call it.")
         session = _session(request, agent_slug, body.validated_data)
-        busy = session is not None and session.turns.filter(status__in=services.ACTIVE_TURNS).exists()
+        busy = session is not None and session.turns.filter(status__in=ACTIVE_TURNS).exists()
         if busy and tool.effect == "write":
             raise ApiError(409, "session_busy", f"{tool_name} writes, and a turn is running in this session.")
         arguments = validate_arguments(tool, body.validated_data["input"])

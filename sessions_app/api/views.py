@@ -7,6 +7,9 @@ of another principal (same tenant or not) is 403 with no detail.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -17,9 +20,10 @@ from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.api.views import served_agent
+from agents.events import EventType
 from agents.runtime.workspace import WorkspacePathError
-from sessions_app import services
-from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
+from sessions_app import approvals, services
+from sessions_app.access import NotSessionOwner, check_owner, find_session
 from sessions_app.api.idempotency import IDEMPOTENCY_KEY, idempotent
 from sessions_app.api.serializers import (
     CreateSessionBody,
@@ -29,7 +33,7 @@ from sessions_app.api.serializers import (
     TurnAccepted,
 )
 from sessions_app.eventlog import read_events
-from sessions_app.models import Session, Turn
+from sessions_app.models import Event, Session, Turn
 from sessions_app.services import SessionError
 
 ERROR = inline_serializer("Error", {"error": serializers.CharField(), "message": serializers.CharField()})
@@ -44,14 +48,17 @@ def owned_session_or_error(request: Request, agent_slug: str, session_id: str) -
         ApiError: 404 for an unknown agent or session, 403 for another principal's
             session, 503 for an agent that is not served.
     """
-    agent, _ = served_agent(request, agent_slug)
     user = caller(request)
+    # The session and its agent in one query; the agent's rules are then checked on that row.
+    session = find_session(agent_slug, session_id)
+    served_agent(request, agent_slug, row=session.agent if session is not None else None)
+    if session is None:
+        raise ApiError(404, "session_not_found", f"No session {session_id!r} on this agent.")
     try:
-        return owned_session(agent, session_id, user.principal, any_owner=user.sees_all_sessions)
-    except SessionNotFound:
-        raise ApiError(404, "session_not_found", f"No session {session_id!r} on this agent.") from None
+        check_owner(session, user.principal, any_owner=user.sees_all_sessions)
     except NotSessionOwner:
         raise ApiError(403, "forbidden", "You do not own this session.") from None
+    return session
 
 
 NON_NEGATIVE_INT = {"type": "integer", "minimum": 0}
@@ -241,14 +248,44 @@ class ApprovalView(APIView):
         session = owned_session_or_error(request, agent_slug, session_id)
         body = DecisionBody(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            services.decide_approval(
+
+        def decide() -> None:
+            approvals.decide_approval(
                 session,
                 call_id,
                 approve=body.validated_data["decision"] == "approve",
                 reason=body.validated_data["reason"],
                 principal=caller(request).principal,
             )
+
+        try:
+            _once_the_call_waits(session, call_id, decide)
         except SessionError as error:
             raise as_api_error(error) from None
         return Response({"callId": call_id, "decision": body.validated_data["decision"]})
+
+
+# How long a decision waits for the turn to park after asking for approval.
+PARKING_WAIT_SECONDS = 10.0
+
+
+def _once_the_call_waits(session: Session, call_id: str, decide: Callable[[], None]) -> None:
+    """``decide()``; if the call is not waiting yet although ``action.approval_requested``
+    is in the log (the turn is still parking: its approvals are recorded as it ends),
+    again until it is, for at most ``PARKING_WAIT_SECONDS``. A client that acts on the
+    event as soon as it sees it is not told the call does not exist.
+
+    Raises:
+        ApprovalNotFound: the call was never requested, or the turn did not park in time.
+    """
+    deadline = time.monotonic() + PARKING_WAIT_SECONDS
+    while True:
+        try:
+            return decide()
+        except approvals.ApprovalNotFound:
+            requested = Event.objects.filter(
+                session_id=session.pk, type=EventType.ACTION_APPROVAL_REQUESTED, data__callId=call_id
+            ).exists()
+            if not requested or time.monotonic() > deadline:
+                raise
+        time.sleep(0.05)

@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agent_platform.tests.factories import staff_user_for
+from agents.events import EventType
 from sessions_app.eventlog import append_event
-from sessions_app.events import EventType
 from sessions_app.models import Approval, ApprovalStatus, Artifact, Session, TurnStatus
 from sessions_app.tests.factories import AgentFactory, SessionFactory, TurnFactory
 

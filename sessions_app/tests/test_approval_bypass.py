@@ -14,9 +14,9 @@ from django.db import connections
 from rest_framework.test import APIClient
 
 from agent_platform.tests.factories import issue_token
-from sessions_app.execution import execute_turn
+from sessions_app.approvals import args_digest
 from sessions_app.models import Approval, ApprovalStatus, Event, KVEntry, Turn, TurnStatus
-from sessions_app.services import args_digest
+from sessions_app.turn_worker import execute_turn
 
 # Transactional: turns reach the database from worker threads, and the race below is real.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -150,7 +150,11 @@ def test_a_handler_that_raises_is_502_logged_and_changes_nothing(alice, mallory,
     assert response.json() == {"error": "channel_handler_failed", "message": "RuntimeError: the ticket system is down"}
     assert b"Traceback" not in response.content
     assert not Session.objects.exists()
-    [line] = [line for line in client.get("/lab/v1/logs").json()["lines"] if line["logger"] == "sessions_app.channels"]
+    [line] = [
+        line
+        for line in client.get("/lab/v1/logs").json()["lines"]
+        if line["logger"] == "sessions_app.authored_channels"
+    ]
     assert line["level"] == "ERROR"
     assert "channel 'ops' route POST /boom failed: RuntimeError: the ticket system is down" in line["message"]
     assert "Traceback" in line["message"]  # the log keeps it, the answer does not

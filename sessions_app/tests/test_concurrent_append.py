@@ -8,8 +8,8 @@ import threading
 import pytest
 from django.db import connection, connections
 
+from agents.events import EventType
 from sessions_app.eventlog import NewEvent, append_events
-from sessions_app.events import EventType
 from sessions_app.models import Event
 from sessions_app.tests.factories import SessionFactory
 

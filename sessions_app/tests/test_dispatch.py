@@ -16,11 +16,11 @@ from django.db import connection, connections
 from agent_platform.celery import app as platform_app
 from agent_platform.celery import create_app
 from agent_platform.embedded import EmbeddedServices
+from agents.events import EventType
 from agents.registry import get_agent
 from agents.tests.trees import INSTRUCTIONS, write_tree
 from sessions_app.dispatch import BATCH_SIZE, dispatch_pending, request_dispatch, sweep_undispatched
 from sessions_app.eventlog import NewEvent, append_event, append_events
-from sessions_app.events import EventType
 from sessions_app.models import KVEntry, LogLine, Session
 from sessions_app.tests.factories import SessionFactory
 

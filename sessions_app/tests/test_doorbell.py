@@ -21,9 +21,9 @@ import pytest
 import redis
 from django.db.backends.signals import connection_created
 
+from agents.events import EventType
 from bench.harness import Processes
 from sessions_app import doorbell
-from sessions_app.events import EventType
 from sessions_app.tests.faults.servers import OwnRedis
 from sessions_app.tests.test_ndjson_stream import append_one, append_texts, open_stream, session_with_events, token_for
 

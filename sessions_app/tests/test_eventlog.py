@@ -2,9 +2,17 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.eventlog import NewEvent, UnknownSession, append_event, append_events, read_events
-from sessions_app.events import EventType
-from sessions_app.models import Event, Session
+from agents.events import EventType
+from sessions_app.eventlog import (
+    Fence,
+    NewEvent,
+    StaleAttempt,
+    UnknownSession,
+    append_event,
+    append_events,
+    read_events,
+)
+from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.tests.factories import SessionFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +76,19 @@ def test_appending_nothing_is_a_no_op():
     session = SessionFactory()
     assert append_events(session.id, []) == []
     assert Session.objects.get(pk=session.pk).next_event_index == 0
+
+
+def test_an_append_fenced_to_an_overtaken_attempt_writes_nothing():
+    turn = TurnFactory(status=TurnStatus.RUNNING, attempts=2)
+    started = NewEvent(EventType.TURN_STARTED, {}, turn.id)
+    append_events(turn.session_id, [started], fence=Fence(turn.id, 2))  # the current attempt
+
+    with pytest.raises(StaleAttempt):
+        append_events(turn.session_id, [started, started], fence=Fence(turn.id, 1))  # a worker that lost its lease
+    Turn.objects.filter(pk=turn.id).update(status=TurnStatus.COMPLETED)
+    with pytest.raises(StaleAttempt):
+        append_events(turn.session_id, [started], fence=Fence(turn.id, 2))  # the turn is over
+
+    assert [event.index for event in read_events(turn.session_id)] == [0]
+    session = Session.objects.get(pk=turn.session_id)
+    assert session.next_event_index == 1

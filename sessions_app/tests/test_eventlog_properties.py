@@ -15,8 +15,8 @@ from django.db import DatabaseError, connection, connections
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agents.events import EventType
 from sessions_app.eventlog import NewEvent, UnknownSession, append_events
-from sessions_app.events import EventType
 from sessions_app.models import Event, Session
 from sessions_app.tests.factories import SessionFactory
 

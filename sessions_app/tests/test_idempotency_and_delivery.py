@@ -7,8 +7,8 @@ import threading
 import pytest
 from django.db import connections
 
-from sessions_app.execution import execute_turn
 from sessions_app.models import Event, Session, Turn, TurnStatus
+from sessions_app.turn_worker import execute_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,7 +30,7 @@ def test_the_same_idempotency_key_replays_the_first_answer(alice, client_for, li
 def test_a_turn_task_delivered_twice_at_once_runs_once(alice, client_for, live_agents_dir, settings, monkeypatch):
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
     # Nothing is sent to a broker here: the test plays the worker, twice.
-    monkeypatch.setattr("sessions_app.services.enqueue_turn", lambda turn_id: None)
+    monkeypatch.setattr("sessions_app.services.enqueue_turn", lambda turn_id, tenant_id: None)
     started = client_for(alice).post("/lab/v1/session", {"message": "only once"}, format="json").json()
     barrier = threading.Barrier(2)
 

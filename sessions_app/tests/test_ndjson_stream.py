@@ -14,10 +14,10 @@ from channels.db import database_sync_to_async
 
 from agent_platform.asgi import application
 from agent_platform.tests.factories import issue_token
+from agents.events import EventType
 from agents.registry import get_agent
 from sessions_app import doorbell, streams
 from sessions_app.eventlog import NewEvent, append_event, append_events, read_events
-from sessions_app.events import EventType
 from sessions_app.streams import SessionFollower, follow_events
 from sessions_app.tests.factories import SessionFactory
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agents.events import EventType
 from agents.models import AgentSource
 from sessions_app.eventlog import append_event
-from sessions_app.events import EventType
 from sessions_app.tests.factories import AgentFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db

@@ -11,10 +11,10 @@ from channels.testing import WebsocketCommunicator
 
 from agent_platform.asgi import application
 from agent_platform.tests.factories import issue_token
+from agents.events import EventType
 from agents.registry import get_agent
 from sessions_app import consumers
 from sessions_app.eventlog import NewEvent, append_event, append_events
-from sessions_app.events import EventType
 from sessions_app.tests.factories import SessionFactory
 from sessions_app.tests.test_ndjson_stream import NdjsonStream, group_members
 
@@ -256,3 +256,23 @@ async def test_where_the_server_refuses_1009_an_oversized_frame_closes_with_4413
     closed = await communicator.receive_output(timeout=5)
     assert (closed["type"], closed["code"]) == ("websocket.close", 4413)
     await communicator.disconnect()
+
+
+async def test_while_redis_cannot_be_reached_the_socket_is_closed_with_4503_to_retry_later(alice, settings):
+    from channels.layers import get_channel_layer
+
+    from bench.harness import free_port
+
+    session = await session_with_events(alice, 1)
+    token = await token_for(alice)
+    nothing_listens = f"redis://127.0.0.1:{free_port()}/1"
+    backend = "channels_redis.pubsub.RedisPubSubChannelLayer"
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": backend, "CONFIG": {"hosts": [nothing_listens]}}}
+    try:
+        communicator = connect(session.id, token)
+        connected, subprotocol = await communicator.connect()
+        assert (connected, subprotocol) == (True, "bearer")  # a browser sees the close code, not a failed handshake
+        closed = await communicator.receive_output(timeout=5)
+        assert (closed["type"], closed["code"], closed.get("reason")) == ("websocket.close", 4503, "unavailable")
+    finally:
+        await get_channel_layer().flush()

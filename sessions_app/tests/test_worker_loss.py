@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from sessions_app.execution import sweep_turns
+from sessions_app.scheduling import sweep_turns
 from sessions_app.tests.live import LiveClient, assert_gapless, assert_turns_ended_once, types
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -40,8 +40,6 @@ def start_worker(queue: str, agents_dir: Path, var_dir: Path) -> subprocess.Pope
             "worker",
             "--pool=threads",
             "--concurrency=2",
-            "-Q",
-            queue,
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",

@@ -364,6 +364,8 @@ function openSession(sessionId) {
   follow(0);
 }
 
+const STREAM_UNAVAILABLE = "The stream is unavailable for now; trying again…";
+
 function follow(startIndex) {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const url = `${scheme}://${location.host}/ws/${slug}/session/${state.sessionId}?startIndex=${startIndex}`;
@@ -372,6 +374,7 @@ function follow(startIndex) {
   const sessionId = state.sessionId;
   state.socket = socket;
   socket.onmessage = (message) => {
+    if ($("notice").textContent === STREAM_UNAVAILABLE) notice("");
     const event = JSON.parse(message.data);
     if (event.sessionId !== state.sessionId || event.index <= state.lastIndex) return;
     renderEvent(event, { live: true });
@@ -379,9 +382,15 @@ function follow(startIndex) {
   socket.onclose = (closed) => {
     if (state.socket !== socket || state.sessionId !== sessionId) return;
     state.socket = null;
+    const resume = (delay) =>
+      setTimeout(() => state.sessionId === sessionId && !state.socket && follow(state.lastIndex + 1), delay);
     if (closed.code === 4008 || closed.code === 1006) {
       // Lagging or dropped: resume where we stopped; the log misses nothing.
-      setTimeout(() => state.sessionId === sessionId && !state.socket && follow(state.lastIndex + 1), 300);
+      resume(300);
+    } else if (closed.code === 4503) {
+      // Try again later (Redis is unreachable, or the agent's tree has errors).
+      notice(STREAM_UNAVAILABLE);
+      resume(2000);
     } else if (closed.code >= 4400) {
       notice(`The stream was refused (${closed.code}${closed.reason ? ": " + closed.reason : ""}).`, "error");
     }

@@ -175,7 +175,7 @@ class Command(BaseCommand):
 
         from agent_platform.asgi import application
         from agent_platform.celery import app
-        from sessions_app.consumers import MAX_INBOUND_FRAME as MAX_WEBSOCKET_FRAME
+        from agent_platform.daphne_limits import MAX_INBOUND_FRAME as MAX_WEBSOCKET_FRAME
 
         services = None
         if platform_settings.EMBEDDED_WORKER:

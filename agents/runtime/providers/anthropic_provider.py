@@ -33,7 +33,7 @@ from agents.runtime.providers.base import (
 if TYPE_CHECKING:
     from anthropic.types import RawMessageStreamEvent
 
-    from agents.runtime.providers.gateway import ProviderSettings
+    from agents.runtime.providers.base import ProviderSettings
 
 NAME = "anthropic"
 # Anthropic requires max_tokens; this is the answer budget when the request sets none.

@@ -185,3 +185,16 @@ def error_cause(error: BaseException) -> str:
     """What a transport error wraps (the SDKs put the socket error in ``__cause__``)."""
     cause = error.__cause__
     return f"{type(cause).__name__}: {cause}" if cause else str(error)
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Credentials, endpoints and the retry budget of the model providers."""
+
+    openai_api_key: str = ""
+    openai_base_url: str = ""
+    anthropic_api_key: str = ""
+    anthropic_base_url: str = ""
+    max_retries: int = 2
+    retry_base_delay: float = 0.5
+    timeout: float = 120.0

@@ -5,27 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
-from agents.runtime.providers.base import ModelError, ModelProvider, ModelRequest, StreamEvent
-from agents.runtime.providers.test_model import TestModel
+from agents.runtime.providers.base import ModelError, ModelProvider, ModelRequest, ProviderSettings, StreamEvent
+from agents.runtime.providers.deterministic import DeterministicModel
 
 TEST_MODEL = "test"
 
 
 class UnknownModel(ModelError):
     """The model id names no provider we have."""
-
-
-@dataclass(frozen=True)
-class ProviderSettings:
-    openai_api_key: str = ""
-    openai_base_url: str = ""
-    anthropic_api_key: str = ""
-    anthropic_base_url: str = ""
-    max_retries: int = 2
-    retry_base_delay: float = 0.5
-    timeout: float = 120.0
 
 
 def provider_for(model_id: str, settings: ProviderSettings) -> tuple[ModelProvider, str]:
@@ -35,7 +23,7 @@ def provider_for(model_id: str, settings: ProviderSettings) -> tuple[ModelProvid
         UnknownModel: for an id that is not ``test``, ``openai:...`` or ``anthropic:...``.
     """
     if model_id == TEST_MODEL:
-        return TestModel(), TEST_MODEL
+        return DeterministicModel(), TEST_MODEL
     provider, _, name = model_id.partition(":")
     if provider == "openai" and name:
         from agents.runtime.providers.openai_provider import OpenAIProvider

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
     from openai.types.completion_usage import CompletionUsage
 
-    from agents.runtime.providers.gateway import ProviderSettings
+    from agents.runtime.providers.base import ProviderSettings
 
 NAME = "openai"
 # Compatible servers name the reasoning field differently (vLLM and DeepSeek

@@ -6,9 +6,9 @@ import pytest
 
 from agents.runtime.providers.anthropic_provider import AnthropicProvider
 from agents.runtime.providers.base import ModelAuthError, ModelUnavailable, StreamEvent, TextDelta
+from agents.runtime.providers.deterministic import DeterministicModel
 from agents.runtime.providers.gateway import ProviderSettings, UnknownModel, provider_for, stream_with_retries
 from agents.runtime.providers.openai_provider import OpenAIProvider
-from agents.runtime.providers.test_model import TestModel
 from agents.tests.providers import anthropic_frames, openai_frames
 from agents.tests.providers.samples import hello
 from agents.tests.providers.wire import Reply, WireServer, failure, stream
@@ -19,7 +19,7 @@ FAST_RETRIES = {"max_retries": 2, "retry_base_delay": 0.01}
 def test_provider_for_picks_the_provider_by_prefix() -> None:
     settings = ProviderSettings()
     test, name = provider_for("test", settings)
-    assert isinstance(test, TestModel) and name == "test"
+    assert isinstance(test, DeterministicModel) and name == "test"
     openai, name = provider_for("openai:x", settings)
     assert isinstance(openai, OpenAIProvider) and name == "x"
     anthropic, name = provider_for("anthropic:y", settings)

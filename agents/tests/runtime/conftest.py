@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from agents.discovery import AgentSurface, discover
-from agents.runtime.events import MemorySink
+from agents.events import EventType
+from agents.runtime.emitter import MemorySink
 from agents.runtime.providers.gateway import ProviderSettings
 from agents.runtime.turn import RuntimeSettings, TurnOutcome, TurnRequest, run_turn
 from agents.sdk import SessionInfo
 from agents.tests.runtime.model_server import ScriptedModelServer
 from agents.tests.trees import write_tree
-from sessions_app.events import EventType
 
 BASE = {"agent/instructions.md": "You are a test agent."}
 

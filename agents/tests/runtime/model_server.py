@@ -21,7 +21,7 @@ from agents.runtime.providers.base import (
     ToolCallEvent,
     UsageEvent,
 )
-from agents.runtime.providers.test_model import TestModel
+from agents.runtime.providers.deterministic import DeterministicModel
 from agents.tests.providers import anthropic_frames as anthropic
 from agents.tests.providers import openai_frames as openai
 from agents.tests.providers.wire import Received, Reply, WireServer, failure, stream
@@ -81,7 +81,7 @@ def _anthropic_request(body: dict[str, Any]) -> ModelRequest:
 
 
 async def _answer(request: ModelRequest) -> list[Any]:
-    return [event async for event in TestModel().stream(request)]
+    return [event async for event in DeterministicModel().stream(request)]
 
 
 def _openai_reply(events: list[Any]) -> Reply:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+from agents.events import EventType
 from agents.runtime.turn import Decision, pending_calls, resume_turn
-from sessions_app.events import EventType
 
 GATED = {
     "agent/tools/close_issue.py": '''

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from agents.events import EventType
 from agents.runtime.turn import run_turn
-from sessions_app.events import EventType
 
 WAITER = '''
 from agents.sdk import ToolContext, tool

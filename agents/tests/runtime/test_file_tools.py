@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agents.discovery import discover
+from agents.events import EventType
 from agents.runtime.fs.host import MemoryFileStore
 from agents.tests.trees import write_tree
-from sessions_app.events import EventType
 
 TEMP_ROOT = """
 from agents.sdk import define_agent, temp_fs

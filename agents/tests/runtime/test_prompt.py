@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from agents.runtime.prompt import system_prompt
+from agents.runtime.prompt import instructions_text, system_prompt
 from agents.sdk import SessionInfo, ToolContext
 
 CTX = ToolContext(session=SessionInfo(id="ses_p", agent="agent", channel="slack"))
 
 
 def prompt_for(agent, arms=None, files=()) -> str:
-    return asyncio.run(system_prompt(agent.surface(), CTX, arms or {}, list(files)))
+    surface = agent.surface()
+    return system_prompt(surface, asyncio.run(instructions_text(surface, CTX)), arms or {}, list(files))
 
 
 def test_the_prompt_starts_with_the_instructions_and_lists_the_skills(agent):

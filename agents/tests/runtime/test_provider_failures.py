@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from agents.runtime.events import MemorySink
+from agents.events import EventType
+from agents.runtime.emitter import MemorySink
 from agents.runtime.providers.gateway import ProviderSettings
 from agents.runtime.turn import RuntimeSettings, run_turn
 from agents.tests.providers.wire import WireServer, failure, stream
 from agents.tests.runtime.conftest import BASE, Harness
-from sessions_app.events import EventType
 
 
 @pytest.fixture

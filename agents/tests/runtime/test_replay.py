@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from agents.runtime.events import MemorySink, RecordedEvent
+from agents.events import EventType
+from agents.runtime.emitter import MemorySink, RecordedEvent
 from agents.runtime.replay import Journal
 from agents.runtime.turn import Decision, TurnOutcome, pending_calls, resume_turn, run_turn
 from agents.tests.runtime.conftest import BASE, Harness
 from agents.tests.trees import write_tree
-from sessions_app.events import EventType
 
 
 def tree(ledger: Path) -> dict[str, str]:
@@ -128,7 +128,7 @@ def ledger_lines(ledger: Path) -> list[str]:
 def harness(tmp_path, monkeypatch) -> tuple[Harness, Path]:
     from agents.runtime.turn import RuntimeSettings
 
-    monkeypatch.setattr("agents.runtime.events.COALESCE_SECONDS", 0)  # one event per delta: deaths mid-stream
+    monkeypatch.setattr("agents.runtime.emitter.COALESCE_SECONDS", 0)  # one event per delta: deaths mid-stream
     ledger = tmp_path / "ledger.txt"
     agent = Harness(tmp_path / "agent", RuntimeSettings())
     write_tree(agent.folder, tree(ledger))

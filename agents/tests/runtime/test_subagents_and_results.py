@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from agents.events import EventType
 from agents.sdk import SessionInfo
-from sessions_app.events import EventType
 
 SUBAGENT = {
     "agent/subagents/researcher/agent.py": """

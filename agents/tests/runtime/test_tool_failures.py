@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessions_app.events import EventType
+from agents.events import EventType
 
 TOOLS = {
     "agent/tools/add.py": '''

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from agents.events import EventType
 from agents.runtime.workspace import WorkspacePathError, normalize_workspace_path, prepare_workspace
-from sessions_app.events import EventType
 
 SCRIPT_TOOL = '''
 import os

@@ -1,7 +1,11 @@
 """The distributed form on loopback for the fault tests (RELIABILITY.md §1, Harness):
-daphne, one prefork Celery worker (``--concurrency=1 -O fair``) and beat, each a
-subprocess in its own process group, with timers shrunk so faults resolve in
-seconds. Servers are started and stopped through ``bench.harness.Processes``.
+daphne, one Celery worker started as users start it (its pool and concurrency from
+settings: the threads pool, many turns on one event loop; ``use_worker("prefork")``
+for the tests of a pool child) and beat, each a subprocess in its own process group, with
+timers shrunk so faults resolve in seconds. Servers are started and stopped through
+``bench.harness.Processes``. Like compose's ``restart: unless-stopped``, the stack
+starts the worker again when it dies (a crash point, a killed process), unless a test
+killed it on purpose with ``kill_worker``.
 
 ``Client`` is what a user's program does over HTTP: start, follow up, read the
 log, wait for an event with a deadline.
@@ -15,6 +19,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -67,6 +72,11 @@ class Stack:
     beat: Process | None = None
     crash_dir: Path = field(default_factory=Path)
     clients: list[Client] = field(default_factory=list)
+    pool: str = "threads"
+    concurrency: int | None = None  # None: from settings (PLATFORM_TURN_CONCURRENCY); prefork: 1
+    _supervising: bool = False
+    _stopped: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     @classmethod
     def start(cls, work: Path, database_url: str, redis_url: str, agents_dir: Path, **extra: str) -> Stack:
@@ -97,6 +107,8 @@ class Stack:
             stack.beat = stack.processes.start("beat", stack._beat_argv(), env)
             wait_healthy(stack.port, stack.web)
             stack.wait_worker_ready()
+            stack._supervising = True
+            threading.Thread(target=stack._supervise, name="worker-supervisor", daemon=True).start()
         except BaseException:
             stack.stop()
             raise
@@ -112,11 +124,27 @@ class Stack:
         return [*argv, "-s", str(schedule), "--loglevel=WARNING"]
 
     def start_worker(self) -> Process:
-        argv = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--pool=prefork", "--concurrency=1"]
-        argv += ["-O", "fair", "-Q", self.queue, "-n", f"{self.queue}-{uuid.uuid4().hex[:4]}@%h"]
+        # The pool comes from settings (Celery reads an explicit --pool=prefork as its
+        # default and takes the configured pool instead). No -Q: PLATFORM_TASK_QUEUE names
+        # every queue the worker serves.
+        argv = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker"]
+        concurrency = self.concurrency or (1 if self.pool == "prefork" else None)
+        if concurrency is not None:
+            argv += [f"--concurrency={concurrency}"]
+        argv += ["-O", "fair", "-n", f"{self.queue}-{uuid.uuid4().hex[:4]}@%h"]
         argv += ["--without-gossip", "--without-mingle", "--loglevel=INFO"]
-        self.worker = self.processes.start("worker", argv, self.env)
-        return self.worker
+        with self._lock:
+            self.worker = self.processes.start("worker", argv, {**self.env, "PLATFORM_WORKER_POOL": self.pool})
+            return self.worker
+
+    def _supervise(self) -> None:
+        """Start the worker again when it has died, as a process supervisor would."""
+        while not self._stopped.wait(0.2):
+            with self._lock:
+                worker = self.worker
+                if self._supervising and worker is not None and worker.popen.poll() is not None:
+                    self.processes.stop(worker)
+                    self.start_worker()
 
     def wait_worker_ready(self, timeout: float = 60.0) -> None:
         worker = self.worker
@@ -137,18 +165,30 @@ class Stack:
         return [int(pid) for pid in children.read_text().split()] if children.exists() else []
 
     def kill_worker(self) -> None:
-        """SIGKILL the whole worker (main process and pool), as a crashed machine would."""
-        assert self.worker is not None
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.worker.pid, signal.SIGKILL)
-        self.worker.popen.wait(timeout=10)
-        self.processes.stop(self.worker)
+        """SIGKILL the whole worker (main process and pool), as a crashed machine would;
+        it stays down until ``restart_worker``."""
+        with self._lock:
+            self._supervising = False
+            assert self.worker is not None
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.worker.pid, signal.SIGKILL)
+            self.worker.popen.wait(timeout=10)
+            self.processes.stop(self.worker)
 
     def restart_worker(self) -> None:
-        if self.worker is not None and self.worker.popen.poll() is None:
-            self.processes.stop(self.worker)
-        self.start_worker()
+        with self._lock:
+            if self.worker is not None and self.worker.popen.poll() is None:
+                self.processes.stop(self.worker)
+            self.start_worker()
+            self._supervising = True
         self.wait_worker_ready()
+
+    def use_worker(self, pool: str = "threads", concurrency: int | None = None) -> None:
+        """Run the worker with this pool (``threads`` or ``prefork``) and concurrency
+        from now on (``None``: the default), restarting it if that changes anything."""
+        if (pool, concurrency) != (self.pool, self.concurrency):
+            self.pool, self.concurrency = pool, concurrency
+            self.restart_worker()
 
     def ensure_running(self) -> None:
         """Bring back any server a test killed."""
@@ -178,7 +218,10 @@ class Stack:
         self.clients.clear()
 
     def stop(self) -> None:
-        self.processes.stop_all()
+        self._stopped.set()
+        with self._lock:
+            self._supervising = False
+            self.processes.stop_all()
 
 
 class Client:

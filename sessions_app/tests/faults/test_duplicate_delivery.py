@@ -13,11 +13,11 @@ import threading
 import pytest
 from django.db import connections
 
-from sessions_app.execution import execute_turn
 from sessions_app.models import Turn
-from sessions_app.tasks import run_turn
+from sessions_app.tasks import run_queued_turn
 from sessions_app.tests.faults.stack import wait_until
 from sessions_app.tests.faults.tools import call_ids, ledger, open_gate, running_pid, types
+from sessions_app.turn_worker import execute_turn
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -30,7 +30,7 @@ def test_a_turn_task_delivered_again_during_and_after_the_turn_runs_once(fault, 
 
     duplicate_id = f"duplicate-{turn}"
     for _ in range(2):
-        run_turn.apply_async((turn,), task_id=duplicate_id, queue=fault.queue)
+        run_queued_turn.apply_async((turn,), task_id=duplicate_id, queue=fault.queue)
 
     def second_worker() -> None:
         try:

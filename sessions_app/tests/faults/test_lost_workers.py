@@ -21,7 +21,16 @@ from sessions_app.tests.faults.tools import call_ids, ledger, running_pid, types
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
 
-def test_a_pool_process_killed_mid_call_resumes_from_the_log(fault, token):
+@pytest.fixture
+def prefork(fault):
+    """The worker with the prefork pool for this test (a pool child to kill), then back."""
+    fault.use_worker("prefork")
+    yield fault
+    fault.use_worker()
+
+
+def test_a_pool_process_killed_mid_call_resumes_from_the_log(prefork, token):
+    fault = prefork
     client = fault.client(token)
     started = client.start('/call effect {"key": "a"}\n/call effect {"key": "b", "hold": 8}')
     session, turn = started["sessionId"], started["turnId"]

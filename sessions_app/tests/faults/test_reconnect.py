@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_platform.tests.factories import issue_token
+from agents.events import EventType
 from sessions_app.eventlog import append_event
-from sessions_app.events import EventType
 from sessions_app.tests.faults.stack import raw_get
 from sessions_app.tests.faults.wsclient import WebSocket
 

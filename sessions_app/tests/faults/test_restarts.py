@@ -4,7 +4,10 @@ These run against servers of their own (``servers.py``): a throwaway Postgres
 cluster holding a copy of the test database and a Redis without persistence,
 with daphne, the worker and beat pointed at them. Nothing accepted is lost,
 every turn ends once, streams resume without gaps, the API answers 503 JSON
-(never 500) while the database is down, and everything works again after.
+(never 500) while the database is down, and everything works again after. The
+worker outlives its broker: Redis killed ten times in a row under load, with the
+pool the worker runs by default (threads) and with prefork; a WebSocket opened
+while Redis is down is closed 4503 (try again later), never an HTTP 500.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ import pytest
 from bench.harness import Processes
 from sessions_app.tests.faults.invariants import assert_log_invariants
 from sessions_app.tests.faults.servers import PG_BIN, OwnPostgres, OwnRedis
-from sessions_app.tests.faults.stack import PYTHON, ROOT, Client, Stack, raw_get, wait_until
+from sessions_app.tests.faults.stack import PYTHON, ROOT, Client, Stack, raw_get, records, wait_until
 from sessions_app.tests.faults.wsclient import HandshakeRefused, WebSocket
 
 # The platform runs on its own servers; the test database is only copied from (it must exist).
 pytestmark = [pytest.mark.fault, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 OUTAGE_SECONDS = 2.0  # how long a server stays down
+# What daphne logs when an exception escapes the application (and answers 500).
+UNCAUGHT = "Exception inside application"
 TOKEN_SCRIPT = """
 from agent_platform.models import ApiToken, Principal, Tenant
 principal = Principal.objects.create(tenant=Tenant.objects.create(slug="isolated"), name="ivy")
@@ -55,8 +60,10 @@ class Isolated:
 
     def status_codes(self) -> list[int]:
         """Every status daphne answered so far (its access log)."""
-        log = self.stack.web.log_path.read_text(errors="replace") if self.stack.web else ""
-        return [int(code) for code in re.findall(r'" (\d{3}) ', log)]
+        return [int(code) for code in re.findall(r'" (\d{3}) ', self.daphne_log())]
+
+    def daphne_log(self) -> str:
+        return self.stack.web.log_path.read_text(errors="replace") if self.stack.web else ""
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +104,7 @@ def servers(isolated):
     yield isolated
     isolated.stack.close_clients()
     assert 500 not in isolated.status_codes(), "daphne answered 500"
+    assert UNCAUGHT not in isolated.daphne_log(), "an exception escaped the application"
     isolated.check()
 
 
@@ -236,3 +244,108 @@ def test_app_connections_cut_mid_turn_are_retried_and_the_turn_ends_once(servers
     assert end["type"] in ("turn.completed", "turn.failed"), end
     assert client.events(session)[: len(before)] == before
     client.assert_usable(session)
+
+
+class Load(threading.Thread):
+    """A user's program submitting a turn over HTTP every ``gap`` seconds until ``stop``;
+    keeps the answers (every one must be 201, whether Redis is up or not)."""
+
+    def __init__(self, servers: Isolated, gap: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.client, self.gap = servers.client(), gap
+        self.accepted: list[dict[str, Any]] = []
+        self.refused: list[tuple[int, Any]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        n = 0
+        while not self.stop.is_set():
+            # A short tool call: some turns are always running when Redis dies.
+            message = f'/call effect {{"key": "load-{n}", "hold": 0.5}}'
+            try:
+                status, answer = self.client.call("POST", "/faults/v1/session", {"message": message})
+            except (OSError, http.client.HTTPException) as failed:
+                status, answer = 0, repr(failed)
+            if status == 201:
+                self.accepted.append(answer)
+            else:
+                self.refused.append((status, answer))
+            n += 1
+            self.stop.wait(self.gap)
+
+
+RESTARTS = 10
+UP_SECONDS = 1.0  # how long Redis runs between two kills
+DOWN_SECONDS = 1.0
+
+
+@pytest.mark.parametrize(("pool", "concurrency"), [("threads", 100), ("prefork", 2)])
+def test_the_worker_outlives_ten_redis_kills_under_load(servers, pool, concurrency):
+    """celery 5.7 / kombu 5.7 ended the worker on some Redis restarts with
+    ``Unrecoverable error: AttributeError("'NoneType' object has no attribute
+    'hostname'")`` (see ``agent_platform.celery.guard_orphaned_redis_channels``)."""
+    stack = servers.stack
+    stack.use_worker(pool, concurrency)  # as ``celery -A agent_platform worker --pool=... --concurrency=...``
+    try:
+        worker, beat, web = stack.worker, stack.beat, stack.web
+        assert worker is not None and beat is not None and web is not None
+        client = servers.client()
+        load = Load(servers)
+        load.start()
+        try:
+            for restart in range(RESTARTS):
+                time.sleep(UP_SECONDS)
+                servers.redis.kill()
+                time.sleep(DOWN_SECONDS)
+                servers.redis.start()
+                # Still alive and consuming: a turn submitted now completes.
+                probe = client.start(f"after restart {restart}")
+                try:
+                    end = client.wait_turn_ended(probe["sessionId"], probe["turnId"], timeout=30)
+                except AssertionError as stalled:
+                    fatal = [line for line in worker.log_tail(10_000).splitlines() if "Unrecoverable" in line]
+                    raise AssertionError(f"restart {restart}: no turn ends: {fatal or worker.log_tail()}") from stalled
+                assert end["type"] == "turn.completed", (restart, end)
+                assert [p.popen.poll() for p in (worker, beat, web)] == [None] * 3, (restart, worker.log_tail())
+        finally:
+            load.stop.set()
+            load.join(timeout=30)
+        assert not load.refused, load.refused[:3]
+        assert stack.worker is worker  # the same process all along: nobody restarted it
+        for started in load.accepted:
+            end = client.wait_turn_ended(started["sessionId"], started["turnId"], timeout=60)
+            assert end["type"] in ("turn.completed", "turn.failed"), end
+        assert "Unrecoverable error" not in worker.log_path.read_text(errors="replace")
+    finally:
+        stack.use_worker()  # back to the default
+
+
+def test_while_redis_is_down_a_websocket_is_closed_4503_and_reading_and_creating_still_work(servers):
+    client, port, token = servers.client(), servers.stack.port, servers.token
+    done = client.start("hello", mode="task")
+    session = done["sessionId"]
+    log = client.wait_for(session, "session.completed")
+    path = f"/ws/faults/session/{session}?startIndex=0"
+
+    servers.redis.kill()
+    try:
+        socket = WebSocket(port, path, token)  # the handshake succeeds: no HTTP 500
+        try:
+            assert (list(socket.records()), socket.close_code) == ([], 4503)
+        finally:
+            socket.close()
+        # Reading the log needs no Redis: the NDJSON stream polls the table.
+        status, kind, body = raw_get(port, f"/faults/v1/session/{session}/stream", token)
+        assert (status, kind, records(body)) == (200, "application/x-ndjson", log)
+        # A new session is accepted; its turn waits in the database for the sweeper.
+        during = client.start("sent while redis is down")
+        time.sleep(OUTAGE_SECONDS)
+    finally:
+        servers.redis.start()
+
+    assert client.wait_turn_ended(during["sessionId"], during["turnId"], timeout=30)["type"] == "turn.completed"
+    socket = WebSocket(port, path, token)  # once Redis is back, a new connection streams as usual
+    try:
+        assert (list(socket.records()), socket.close_code) == (log, 1000)
+    finally:
+        socket.close()

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from django.db import connections
 
+from agents.events import EventType
 from bench.harness import rss_kb
 from sessions_app.consumers import SEND_TIMEOUT
 from sessions_app.eventlog import NewEvent, append_event, append_events
-from sessions_app.events import EventType
 from sessions_app.tests.faults.stack import wait_until
 from sessions_app.tests.faults.wsclient import WebSocket
 

@@ -1,4 +1,5 @@
-"""The ``test`` model: deterministic, scriptable, offline (DESIGN.md §4).
+"""The ``test`` model: deterministic, scriptable, offline (DESIGN.md §4). (The module is
+not called test_*.py: pytest would collect it, and readers take it for a test file.)
 
 It reads the last user message line by line:
 
@@ -69,10 +70,8 @@ def _parse_call(rest: str, step: int, position: int) -> ToolCall:
     return ToolCall(call_id=f"call_{step}_{position}", name=name, arguments=arguments, raw_arguments=raw)
 
 
-class TestModel:
+class DeterministicModel:
     """``test``: see the module docstring for the script protocol."""
-
-    __test__ = False  # not a pytest test class
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         done = _answer_tool_results(request)

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sessions_app.events import EventType
+from agents.events import EventType, event_record
 
 if TYPE_CHECKING:
     from agents.runtime.replay import Journal
@@ -37,11 +37,7 @@ class RecordedEvent:
     index: int
 
     def as_record(self, session_id: str) -> dict[str, Any]:
-        record: dict[str, Any] = {"type": str(self.type), "index": self.index, "sessionId": session_id}
-        if self.turn_id:
-            record["turnId"] = self.turn_id
-        record["data"] = self.data
-        return record
+        return event_record(self.type, self.index, session_id, self.turn_id, None, self.data)
 
 
 @dataclass

@@ -1,0 +1,242 @@
+"""Scheduling turns: enqueueing them for a worker, claiming one, settling the session
+after a turn ends, and sweeping up what dead workers left. The only module that sends
+Celery tasks for turns.
+
+A turn is claimed by a conditional update (queued, or running with an expired lease),
+so a duplicate delivery does nothing. While it runs its lease is renewed; a worker that
+dies leaves an expiring lease, and the sweeper hands the turn to another worker, at most
+``TURN_MAX_ATTEMPTS`` times (then it ends ``turn.failed`` with reason ``worker_lost``).
+
+Tasks are sent by name (``sessions_app.queues``), so this module imports no task
+module and the task shims (``sessions_app.tasks``) can import it without a circle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from celery import current_app
+from django.db import connection, transaction
+from django.db.models import Exists, F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from kombu.exceptions import ChannelError
+from kombu.exceptions import OperationalError as BrokerUnavailable
+
+from agent_platform.conf import platform_settings
+from agent_platform.rows import columns, instance, width
+from agents.events import EventType
+from agents.models import Agent
+from agents.registry import surface_for
+from sessions_app.eventlog import NewEvent, append_event, append_events
+from sessions_app.models import Event, Session, SessionMode, SessionStatus, Turn, TurnStatus
+from sessions_app.queues import QueueKind, TaskName, queue_name, send, turn_lane
+
+logger = logging.getLogger(__name__)
+ACTIVE_TURNS = (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED)
+
+
+def lease() -> timedelta:
+    return timedelta(seconds=platform_settings.TURN_LEASE_SECONDS)
+
+
+def enqueue_turn(turn_id: str, tenant_id: int) -> None:
+    """Hand the turn to a worker, in its tenant's lane. With the broker down the request
+    still succeeds: the turn is recorded as queued, and the sweeper hands it out once
+    the broker is back."""
+    try:
+        send(TaskName.RUN_TURN, turn_id, tenant_id=tenant_id)
+    except BrokerUnavailable:
+        logger.warning("could not enqueue turn %s; the sweeper will", turn_id, exc_info=True)
+
+
+def dispatch_next(session_id: str) -> None:
+    """Hand the session's next queued turn to a worker, unless a turn is running or parked."""
+    turns = Turn.objects.filter(session_id=session_id)
+    busy = turns.filter(status__in=(TurnStatus.RUNNING, TurnStatus.PARKED))
+    # One statement, one snapshot: checked apart, the next turn could be claimed between
+    # the check and the pick, and the one after it handed out beside it.
+    queued = turns.filter(~Exists(busy), status=TurnStatus.QUEUED)
+    next_turn = queued.order_by("created_at").values_list("pk", "session__tenant_id").first()
+    if next_turn is not None:
+        enqueue_turn(*next_turn)
+
+
+def claim_turn(turn_id: str, running_here: Callable[[int], int] = lambda tenant_id: 0) -> Turn | None:
+    """Take the turn for this worker, or None when it is not ours to run (already
+    running under a live lease, finished, or parked).
+
+    The claim commits only if the agent has room under its ``max_running_turns`` (counted
+    under the agent row's lock, so the cap holds under any race and a turn over it is
+    never seen running) and the tenant is within its fair share of this worker
+    (``running_here(tenant_id)``: its turns running in this process).
+
+    Raises:
+        AgentAtCapacity: the agent runs ``max_running_turns`` already; the turn stays
+            queued (with one ``turn.queued`` event).
+        TurnDeferred: the tenant holds its share of this worker while others wait.
+    """
+    with transaction.atomic():
+        turn = _take(turn_id)
+        if turn is None:
+            return None
+        cap = surface_for(turn.session.agent).config.max_running_turns
+        running = _running_beside(turn) if cap is not None else 0
+        at_capacity = cap is not None and running >= cap
+        deferred = not at_capacity and _over_fair_share(turn, running_here(turn.session.tenant_id))
+        if at_capacity or deferred:
+            transaction.set_rollback(True)  # the claim never happened
+    if at_capacity:
+        _note_queued(turn, running, cap)
+        raise AgentAtCapacity(turn.pk)
+    if deferred:
+        raise TurnDeferred(turn.pk)
+    return turn
+
+
+def _take(turn_id: str) -> Turn | None:
+    """The conditional update that claims the turn (queued, or running under an expired
+    lease), and the claimed turn with its session and agent; None when not claimable.
+
+    On Postgres it is one statement (``agent_platform.rows``): every turn starts here,
+    and the ORM would build the two queries anew each time.
+    """
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_claim_sql(), {"turn": turn_id, "now": now, "lease": now + lease()})
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        turn_width, session_width = width(Turn), width(Session)
+        turn = instance(Turn, row[:turn_width])
+        turn.session = instance(Session, row[turn_width : turn_width + session_width])
+        turn.session.agent = instance(Agent, row[turn_width + session_width :])
+        return turn
+    claimed = Turn.objects.filter(
+        Q(pk=turn_id) & (Q(status=TurnStatus.QUEUED) | Q(status=TurnStatus.RUNNING, lease_until__lt=now))
+    ).update(
+        status=TurnStatus.RUNNING,
+        attempts=F("attempts") + 1,
+        lease_until=now + lease(),
+        started_at=Coalesce("started_at", now),
+    )
+    if not claimed:
+        return None
+    return Turn.objects.select_related("session__agent").get(pk=turn_id)
+
+
+@functools.cache
+def _claim_sql() -> str:
+    turns, sessions, agents = Turn._meta.db_table, Session._meta.db_table, Agent._meta.db_table
+    running, queued = TurnStatus.RUNNING.value, TurnStatus.QUEUED.value
+    # Table names and status values are ours; the rest are parameters.
+    return f"""
+        WITH claimed AS (
+            UPDATE {turns} SET status = '{running}', attempts = attempts + 1, lease_until = %(lease)s,
+                started_at = COALESCE(started_at, %(now)s)
+            WHERE id = %(turn)s AND (status = '{queued}' OR (status = '{running}' AND lease_until < %(now)s))
+            RETURNING *
+        )
+        SELECT {columns(Turn, "t")}, {columns(Session, "s")}, {columns(Agent, "a")}
+        FROM claimed t JOIN {sessions} s ON s.id = t.session_id JOIN {agents} a ON a.id = s.agent_id
+    """  # noqa: S608
+
+
+def _running_beside(turn: Turn) -> int:
+    """The agent's other running turns, counted by one claimer at a time (the agent row's
+    lock, held until the claim commits)."""
+    agent_id = turn.session.agent_id
+    Agent.objects.select_for_update().filter(pk=agent_id).first()
+    return Turn.objects.filter(session__agent_id=agent_id, status=TurnStatus.RUNNING).exclude(pk=turn.pk).count()
+
+
+def _note_queued(turn: Turn, running: int, cap: int | None) -> None:
+    """One ``turn.queued`` per turn, however often it waits for room."""
+    if not Event.objects.filter(session_id=turn.session_id, turn=turn, type=EventType.TURN_QUEUED).exists():
+        append_event(turn.session_id, EventType.TURN_QUEUED, {"runningTurns": running, "cap": cap}, turn.pk)
+
+
+class AgentAtCapacity(Exception):
+    """The agent already runs ``max_running_turns`` turns; this one waits its turn."""
+
+
+class TurnDeferred(Exception):
+    """The turn's tenant holds its share of this worker's turn slots while other tenants'
+    turns wait; it goes back to its lane and runs once a slot is its to take."""
+
+
+def _over_fair_share(turn: Turn, running_for_tenant: int) -> bool:
+    """Whether the turn's tenant already runs its share (``TURN_TENANT_SHARE`` of
+    ``TURN_CONCURRENCY``) of this worker's turns while another tenant's turns wait in
+    the broker; a tenant alone may use every slot."""
+    share = max(1, int(platform_settings.TURN_TENANT_SHARE * platform_settings.TURN_CONCURRENCY))
+    return running_for_tenant >= share and others_waiting(turn.session.tenant_id)
+
+
+def others_waiting(tenant_id: int) -> bool:
+    """Whether turns wait in the broker in a lane other than the tenant's (a tenant that
+    shares its lane with the one asking is not seen: lanes are a hash of the tenant)."""
+    conf = current_app.conf
+    lanes = conf.platform_turn_lanes
+    own = turn_lane(tenant_id, lanes)
+    others = [queue_name(conf.task_default_queue, QueueKind.TURNS, lane) for lane in range(lanes) if lane != own]
+    try:
+        # A pooled broker connection (the stubs call it a Producer).
+        connection: Any = current_app.pool.acquire(block=True)
+        with connection:
+            channel = connection.default_channel
+            for queue in others:
+                with contextlib.suppress(ChannelError):  # a lane never used has no queue yet
+                    if channel.queue_declare(queue, passive=True).message_count:
+                        return True
+    except BrokerUnavailable:
+        logger.warning("cannot see the other lanes; the turn runs", exc_info=True)
+    return False
+
+
+def settle_session(session_id: str) -> None:
+    """After a turn ended: run the next queued one, or record that the session waits
+    (chat) or is over (task)."""
+    with transaction.atomic():
+        session = Session.objects.select_for_update().get(pk=session_id)
+        turns = session.turns.all()
+        if turns.filter(status__in=ACTIVE_TURNS).exists():
+            transaction.on_commit(lambda: dispatch_next(session_id))
+            return
+        if session.status != SessionStatus.RUNNING:
+            return
+        if session.mode == SessionMode.TASK:
+            last = turns.order_by("-created_at").first()
+            failed = last is None or last.status == TurnStatus.FAILED
+            session.status = SessionStatus.FAILED if failed else SessionStatus.COMPLETED
+            event = EventType.SESSION_FAILED if failed else EventType.SESSION_COMPLETED
+        else:
+            session.status, event = SessionStatus.WAITING, EventType.SESSION_WAITING
+        session.save(update_fields=["status", "updated_at"])
+        append_events(session_id, [NewEvent(event, {})])
+
+
+def sweep_turns() -> int:
+    """Hand turns whose worker died (expired lease) and queued turns nobody picked up
+    back to the workers; returns how many were handed out."""
+    now = timezone.now()
+    stuck = list(
+        Turn.objects.filter(status=TurnStatus.RUNNING, lease_until__lt=now).values_list("pk", "session__tenant_id")
+    )
+    for turn_id, tenant_id in stuck:
+        enqueue_turn(turn_id, tenant_id)
+    waiting = (
+        Turn.objects.filter(status=TurnStatus.QUEUED, created_at__lt=now - lease())
+        .values_list("session_id", flat=True)
+        .distinct()
+    )
+    sessions = list(waiting)
+    for session_id in sessions:
+        dispatch_next(session_id)
+    return len(stuck) + len(sessions)

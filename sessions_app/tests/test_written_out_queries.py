@@ -1,0 +1,122 @@
+"""The hot path's hand-written queries (``agent_platform.rows``) read and write what the
+ORM does.
+
+Each is compared with the ORM query it stands in for, field by field, so a column added
+to a model, a JSON value or a time zone that the two treat differently fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from agents.events import EventType
+from sessions_app.access import find_session
+from sessions_app.eventlog import NewEvent, append_events, ended_before, read_events
+from sessions_app.models import Event, Session
+from sessions_app.tests.factories import SessionFactory, TurnFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def fields(instance):
+    return {field.attname: getattr(instance, field.attname) for field in instance._meta.concrete_fields}
+
+
+def test_find_session_reads_the_session_and_its_agent_as_the_orm_does():
+    session = SessionFactory(title="résumé", dry_run=True, continuation_key="thread-1")
+    found = find_session(session.agent.slug, session.pk)
+    expected = Session.objects.select_related("agent").get(pk=session.pk)
+    assert fields(found) == fields(expected)
+    assert fields(found.agent) == fields(expected.agent)
+    assert found.agent_id == found.agent.pk
+    assert not found._state.adding and found._state.db == "default"
+
+
+def test_find_session_is_none_for_an_unknown_id_or_another_agent():
+    session = SessionFactory()
+    other = SessionFactory()
+    assert find_session(session.agent.slug, "ses_nope") is None
+    assert find_session(other.agent.slug, session.pk) is None
+
+
+def test_read_events_reads_what_the_orm_reads():
+    turn = TurnFactory()
+    data = [{"text": "ü", "n": 1.5, "nested": {"list": [1, None, True]}}, {}, {"big": 10**16}]
+    append_events(turn.session_id, [NewEvent(EventType.MESSAGE_APPENDED, item, turn.pk) for item in data])
+    found = read_events(turn.session_id)
+    expected = list(Event.objects.filter(session_id=turn.session_id).order_by("index"))
+    assert [fields(event) for event in found] == [fields(event) for event in expected]
+    assert [event.as_record() for event in found] == [event.as_record() for event in expected]
+    assert [event.index for event in read_events(turn.session_id, 1, limit=1)] == [1]
+    assert read_events(turn.session_id, 3) == []
+
+
+def test_ended_before_is_true_only_past_the_end_of_an_ended_log():
+    session = SessionFactory()
+    append_events(session.id, [NewEvent(EventType.SESSION_STARTED), NewEvent(EventType.SESSION_WAITING)])
+    assert not ended_before(session.id, 5)
+    append_events(session.id, [NewEvent(EventType.SESSION_COMPLETED)])  # index 2
+    assert not ended_before(session.id, 2)
+    assert ended_before(session.id, 3)
+    assert not ended_before(SessionFactory().id, 3)
+
+
+def test_ended_before_uses_the_index_of_ended_logs_even_as_a_prepared_statement():
+    if connection.vendor != "postgresql":
+        pytest.skip("a Postgres plan")
+    from sessions_app.eventlog import _ended_before_sql
+
+    # A prepared statement's generic plan knows no parameter values: the index's
+    # condition must follow from the query's own text.
+    statement = _ended_before_sql().replace("%s", "$1", 1).replace("%s", "$2", 1)
+    with connection.cursor() as cursor:
+        cursor.execute(f"PREPARE ended_before_test(text, int) AS {statement}")
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN EXECUTE ended_before_test('ses_x', 10)")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("DEALLOCATE ended_before_test")
+    assert "event_session_end" in plan, plan
+
+
+def test_insert_writes_new_rows_as_save_would_in_one_statement(alice):
+    from django.test.utils import CaptureQueriesContext
+
+    from agent_platform.rows import insert
+    from sessions_app.models import Turn
+
+    agent = SessionFactory().agent
+    session = Session(agent=agent, principal=alice, tenant_id=alice.tenant_id, title="ü", continuation_token="ct_x")
+    turn = Turn(session=session, message="hi", attachments={"a.txt": "x"}, usage={"input": 1})
+    with CaptureQueriesContext(connection) as queries:
+        insert(session, turn)
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    assert not session._state.adding and not turn._state.adding
+    assert fields(Session.objects.get(pk=session.pk)) == fields(session)
+    assert fields(Turn.objects.get(pk=turn.pk)) == fields(turn)
+
+
+def test_the_active_turns_of_a_follow_up_are_the_orm_s():
+    from sessions_app.models import Turn, TurnStatus
+    from sessions_app.services import ACTIVE_TURNS, _active_turns
+
+    session = SessionFactory()
+    for status in [TurnStatus.COMPLETED, TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.FAILED, TurnStatus.PARKED]:
+        TurnFactory(session=session, status=status, conversation=[{"role": "user", "content": "hi"}])
+    found = _active_turns(session)
+    expected = list(Turn.objects.filter(session=session, status__in=ACTIVE_TURNS).order_by("created_at"))
+    assert [fields(turn) for turn in found] == [fields(turn) for turn in expected]
+    assert [turn.status for turn in found] == [TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED]
+    assert all(turn.session is session for turn in found)
+
+
+def test_marking_a_session_running_rotates_its_token_and_finds_no_unknown_session():
+    from sessions_app.models import SessionStatus
+    from sessions_app.services import _mark_running
+
+    session = SessionFactory(status=SessionStatus.WAITING, continuation_token="ct_old")
+    assert _mark_running(session.pk, "ct_new")
+    session.refresh_from_db()
+    assert (session.status, session.continuation_token) == (SessionStatus.RUNNING, "ct_new")
+    assert not _mark_running("ses_nope", "ct_other")

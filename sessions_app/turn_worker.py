@@ -1,0 +1,288 @@
+"""Working on a turn in a worker: claim it (``sessions_app.scheduling``), run or resume
+it with the runtime on the process's turn loop (``sessions_app.turn_loop``), record
+what came out, and move the session on.
+
+A task thread calls ``execute_turn``; the turn itself runs on the loop beside the
+process's other turns. Its database work is three kinds of call on the loop's
+database threads: ``_begin`` (claim, checks, everything the runtime needs, in one
+call), the sink's appends (group commits), and ``_end`` (record and settle, in one
+call). While it runs, its lease is renewed and its cancel flag watched by the loop.
+A turn taken up again after its worker was lost resumes from its log
+(``agents.runtime.replay``): nothing logged is emitted or run twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import InterfaceError, OperationalError, transaction
+from django.utils import timezone
+
+from agent_platform.conf import platform_settings
+from agents import events
+from agents.config import runtime_settings
+from agents.discovery import AgentSurface
+from agents.events import INTERRUPTED, TURN_ENDS, EventType
+from agents.registry import surface_for
+from agents.runtime.conversation import message_from_dict, message_to_dict
+from agents.runtime.replay import Journal
+from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
+from sessions_app.approvals import decisions_for, request_approvals
+from sessions_app.eventlog import Fence, NewEvent, append_events
+from sessions_app.host import DatabaseFileStore, host_for, session_info
+from sessions_app.models import Event, Session, Turn, TurnStatus
+from sessions_app.scheduling import claim_turn, settle_session
+from sessions_app.sink import DatabaseSink
+from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Started:
+    """A claimed turn with everything the runtime needs to run it."""
+
+    turn: Turn
+    surface: AgentSurface
+    request: TurnRequest
+    journal: Journal | None
+    decisions: dict[str, Decision] | None  # a parked turn resuming: its decided calls
+
+
+def _history(session: Session, before: Turn) -> list[Any]:
+    turns = session.turns.filter(status=TurnStatus.COMPLETED, created_at__lt=before.created_at).order_by("created_at")
+    # Only the column needed: a long session has hundreds of earlier turns.
+    conversations = turns.values_list("conversation", flat=True)
+    return [message_from_dict(message) for conversation in conversations for message in conversation]
+
+
+def _workspace(session: Session) -> Path:
+    return Path(platform_settings.VAR_DIR) / "workspaces" / session.pk
+
+
+def _request(turn: Turn) -> TurnRequest:
+    session = turn.session
+    stores = {
+        "session": DatabaseFileStore(session.tenant_id, session.agent_id, session.pk),
+        "deployment": DatabaseFileStore(session.tenant_id, session.agent_id, None),
+    }
+    return TurnRequest(
+        session=session_info(session),
+        turn_id=turn.pk,
+        message=turn.message,
+        history=_history(session, turn),
+        arms={a.experiment: a.arm for a in session.ab_assignments.all()},
+        workspace=_workspace(session),
+        attachments=dict(turn.attachments),
+        host=host_for(session),
+        file_store_for=stores.__getitem__,
+    )
+
+
+def _end_without_running(turn: Turn, message: str, reason: str | None = None) -> None:
+    _fail(turn, message, reason)
+    settle_session(turn.session_id)
+
+
+def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
+    """Claim the turn and gather what the runtime needs; None when there is nothing to run
+    (not ours, or ended here without running).
+
+    Raises:
+        AgentAtCapacity: the agent's ``max_running_turns`` are all taken; retry later.
+        TurnDeferred: the tenant holds its share of this worker while others wait.
+    """
+    turn = claim_turn(turn_id, loop.running_for)
+    if turn is None:
+        return None
+    journal = _journal(turn) if turn.attempts > 1 else None
+    logged_end = journal.end if journal is not None else None
+    if logged_end is not None and logged_end[0] == EventType.TURN_FAILED:
+        # A lost attempt ended it: record that.
+        _end_without_running(turn, str(logged_end[1].get("message", "")))
+        return None
+    if turn.attempts > platform_settings.TURN_MAX_ATTEMPTS and logged_end is None:
+        lost = f"the worker running this turn was lost {turn.attempts - 1} times; giving up"
+        _end_without_running(turn, lost, "worker_lost")
+        return None
+    if turn.cancel_requested:
+        _end_without_running(turn, INTERRUPTED)
+        return None
+    surface = surface_for(turn.session.agent)
+    if surface.errors:
+        _end_without_running(turn, f"agent {turn.session.agent.slug!r} has errors: {surface.errors[0]}")
+        return None
+    try:
+        decisions = decisions_for(turn) if turn.parked_state else None
+        return _Started(turn, surface, _request(turn), journal, decisions)
+    except (OperationalError, InterfaceError):
+        raise
+    except Exception as failure:
+        logger.exception("turn %s failed inside the platform", turn.pk, extra=_tags(turn))
+        _platform_failure(turn, failure)
+        return None
+
+
+def _tags(turn: Turn) -> dict[str, Any]:
+    """Log tags that put the line on the agent's /v1/logs."""
+    session = turn.session
+    return {"agent_slug": session.agent.slug, "session_id": session.pk, "tenant_id": session.tenant_id}
+
+
+def _platform_failure(turn: Turn, failure: Exception) -> None:
+    """A fault of the platform's, not the turn's (logged by the caller): the turn ends
+    ``turn.failed`` saying so."""
+    _end_without_running(turn, f"the platform failed running this turn: {type(failure).__name__}: {failure}")
+
+
+def _end(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
+    """Record the outcome, then move the session on. Two transactions: settling locks the
+    session row, and a follow-up locks the session before the turns (one lock order)."""
+    _record(turn, outcome, history_length)
+    settle_session(turn.session_id)
+
+
+def _journal(turn: Turn) -> Journal:
+    """What the turn's earlier attempts logged."""
+    events = Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk).order_by("index")
+    return Journal(events.values_list("type", "data"))
+
+
+def _fail(turn: Turn, message: str, reason: str | None = None) -> None:
+    """End the turn with ``turn.failed``, unless its end is in the log already (a lost
+    attempt logged it before its worker died): then the row says what the log says."""
+    with transaction.atomic():
+        logged_end = (
+            Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk, type__in=TURN_ENDS)
+            .values_list("type", flat=True)
+            .first()
+        )
+        status = TurnStatus.COMPLETED if logged_end == EventType.TURN_COMPLETED else TurnStatus.FAILED
+        ended = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+            status=status, failure_message=message, ended_at=timezone.now(), lease_until=None
+        )
+        if ended and logged_end is None:
+            append_events(
+                turn.session_id, [NewEvent(EventType.TURN_FAILED, events.turn_failed(message, reason), turn.pk)]
+            )
+
+
+def _record(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        if outcome.status == "parked" and outcome.state is not None:
+            # attempts=0: resuming after the decision is not a lost worker's retry.
+            Turn.objects.filter(pk=turn.pk).update(
+                status=TurnStatus.PARKED,
+                parked_state=outcome.state,
+                lease_until=None,
+                attempts=0,
+                usage=outcome.usage.as_dict(),
+            )
+            request_approvals(turn, pending_calls(outcome.state))
+            return
+        fields: dict[str, Any] = {
+            "ended_at": now,
+            "lease_until": None,
+            "usage": outcome.usage.as_dict(),
+            "cost": outcome.cost,
+            "parked_state": None,
+        }
+        if outcome.status == "completed":
+            fields.update(
+                status=TurnStatus.COMPLETED,
+                conversation=[message_to_dict(m) for m in outcome.messages[history_length:]],
+            )
+        else:
+            fields.update(status=TurnStatus.FAILED, failure_message=outcome.failure or "")
+        Turn.objects.filter(pk=turn.pk).update(**fields)
+
+
+async def _then_drain(sink: DatabaseSink, body: Any) -> TurnOutcome:
+    """The turn's body, then (even when it fails) every event it emitted in the log."""
+    try:
+        outcome: TurnOutcome = await body
+        return outcome
+    finally:
+        await sink.drain()
+
+
+async def _work_on(turn_id: str, loop: TurnLoop, sink_of_this_turn: list[DatabaseSink]) -> None:
+    started = await loop.db(_begin, turn_id, loop)
+    if started is None:
+        return
+    turn, request = started.turn, started.request
+    try:
+        sink = DatabaseSink(turn.session_id, db=loop.db, fence=Fence(turn.pk, turn.attempts))
+        settings = runtime_settings()
+        sink_of_this_turn.append(sink)
+        if started.decisions is not None:
+            state = turn.parked_state or {}
+            body = resume_turn(started.surface, request, state, started.decisions, sink, settings, started.journal)
+        else:
+            body = run_turn(started.surface, request, sink, settings, started.journal)
+        task = asyncio.ensure_future(_then_drain(sink, body))
+        lease_lost = False
+
+        def cancel() -> None:
+            request.signal.cancel()
+            task.cancel()
+
+        def abandon() -> None:
+            nonlocal lease_lost
+            lease_lost, sink.closed = True, True  # what the cancelled runtime says is not recorded
+            cancel()
+
+        with loop.running(turn.pk, turn.session.tenant_id, cancel, abandon):
+            # A turn past its time limit is stopped like one a person stopped.
+            timer = asyncio.get_running_loop().call_later(platform_settings.TURN_TIME_LIMIT, cancel)
+            try:
+                outcome = await task
+            finally:
+                timer.cancel()
+        if lease_lost:
+            raise LeaseLost(turn.pk)
+        if sink.closed:
+            return  # the worker is going away mid-turn (see execute_turn): nothing more is recorded
+        await loop.db(_end, turn, outcome, len(request.history))
+    except (OperationalError, InterfaceError):
+        raise  # the database, not the turn: the task retries and resumes it from the log
+    except Exception as failure:
+        logger.exception(
+            "turn %s failed inside the platform",
+            turn.pk,
+            extra={
+                "agent_slug": turn.session.agent.slug,
+                "session_id": turn.session_id,
+                "tenant_id": turn.session.tenant_id,
+            },
+        )
+        message = f"the platform failed running this turn: {type(failure).__name__}: {failure}"
+        await loop.db(_end_without_running, turn, message)
+
+
+def execute_turn(turn_id: str) -> None:
+    """Run or resume the turn if this worker can claim it (the Celery task's body): on
+    the process's turn loop, waiting here until it has ended.
+
+    Raises:
+        AgentAtCapacity: the agent's ``max_running_turns`` are all taken; retry later.
+        TurnDeferred: the tenant holds its share of this worker while others wait.
+        OperationalError: the database went away; retry once the lease has run out.
+        LeaseLost: the lease could not be renewed; likewise.
+    """
+    loop = turn_loop()
+    sinks: list[DatabaseSink] = []
+
+    def abandon() -> None:
+        # The worker is going away mid-turn (SystemExit from a terminating worker, a time
+        # limit): what the cancelled runtime says then ("turn interrupted") is not
+        # recorded, because the turn is not over; it is taken up again from its log.
+        for sink in sinks:
+            sink.closed = True
+
+    loop.run(_work_on(turn_id, loop, sinks), on_abandon=abandon)
