@@ -15,18 +15,23 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from agent_platform import daphne_limits  # noqa: E402
 from agent_platform.body_limit import BodyLimit  # noqa: E402
 from agent_platform.handlers import StreamingASGIHandler  # noqa: E402
+from agent_platform.rlimits import raise_open_files_limit  # noqa: E402
 from agent_platform.ws_security import BrowserOriginValidator  # noqa: E402
+from sessions_app.api.stream_views import detached_streams  # noqa: E402
 from sessions_app.consumers import keep_server_send  # noqa: E402
 from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
 # Daphne itself refuses oversized bodies as they arrive, before it buffers them.
 daphne_limits.install()
+# One socket per open event stream: as many as the system allows, not 1,024.
+raise_open_files_limit()
 
 django_asgi_app = StreamingASGIHandler()
 application = ProtocolTypeRouter(
     {
         # Bodies over DATA_UPLOAD_MAX_MEMORY_SIZE get 413 before Django spools them.
-        "http": BodyLimit(django_asgi_app),
+        # detached_streams: an event stream's idle hours are served without Django's request.
+        "http": detached_streams(BodyLimit(django_asgi_app)),
         # Origin checked against ALLOWED_HOSTS: a page on another site cannot
         # open a socket with the visitor's cookies (cross-site WebSocket hijacking).
         # The auth stack reads the playground's session cookie (signed-in staff).

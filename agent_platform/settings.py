@@ -229,10 +229,12 @@ PLATFORM = {
     # ran out (its worker died) is taken up again by the sweeper.
     "TURN_LEASE_SECONDS": env_int("PLATFORM_TURN_LEASE_SECONDS", 30, minimum=3),
     "TURN_MAX_ATTEMPTS": env_int("PLATFORM_TURN_MAX_ATTEMPTS", 3, minimum=1),
-    # How often an open stream reads the table when no "new event" signal arrives. The
-    # in-memory channel layer cannot carry the worker threads' signals to the server's
-    # event loop, so the embedded form relies on this.
-    "STREAM_POLL_SECONDS": 1.0 if REDIS_URL else 0.05,
+    # Where the "new events" signal (sessions_app.doorbell) goes: Redis pub/sub in the
+    # distributed form, an in-process bell in the embedded one (empty).
+    "DOORBELL_REDIS_URL": redis_url_for_db(REDIS_URL, 1) if REDIS_URL else "",
+    # How often each server process checks, in one query for all its open streams,
+    # whether a session grew without a signal (pub/sub is at-most-once; Redis may be down).
+    "STREAM_POLL_SECONDS": float(env_int("PLATFORM_STREAM_POLL_SECONDS", 5, minimum=1)),
     # Hosts ("h", "h:port") and networks ("10.0.0.0/8") agent-initiated HTTP (MCP connections,
     # HTTP tools) may reach although they are not public https; empty in production.
     "OUTBOUND_ALLOW": tuple(env_list("PLATFORM_OUTBOUND_ALLOW", [])),

@@ -6,94 +6,30 @@ concurrent appenders to one session queue behind each other, and a rolled-back
 append rolls its counter back too: indexes stay gapless and unique whatever runs
 concurrently. The ``(session, index)`` unique constraint is the backstop.
 
-After the transaction commits, a small "appended up to N" signal goes to the
-session's channel-layer group. It carries no event: stream readers always read
-the events themselves from the table, so a lost signal delays, never loses.
-On Redis the signal is one ``PUBLISH`` over a pooled connection, in the format
-channels_redis's ``RedisPubSubChannelLayer.group_send`` uses: its async API from
-sync code would cost a new thread, event loop and Redis connection per signal.
+After the transaction commits, the session's doorbell rings
+(``sessions_app.doorbell.ring``): a small "appended up to N" signal with no event in
+it. Stream readers always read the events themselves from the table, so a lost
+signal delays, never loses.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import redis
-from asgiref.sync import async_to_sync
-from channels.layers import InMemoryChannelLayer, get_channel_layer
-from channels_redis.pubsub import RedisPubSubChannelLayer
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from agent_platform.rows import columns, instance
 from agents.events import TERMINAL_SESSION_EVENTS, EventType
+from sessions_app import doorbell
 from sessions_app.dispatch import request_dispatch
 from sessions_app.models import Event, Session, Turn, TurnStatus
-
-logger = logging.getLogger(__name__)
-
-
-def session_group(session_id: str) -> str:
-    """The channel-layer group that hears about a session's new events."""
-    return f"session.{session_id}"
-
-
-@functools.cache
-def _redis_for_layer(host: str) -> redis.Redis:
-    """A sync client with its own small connection pool, per channel-layer host; short
-    timeouts, so a Redis outage delays a signal by a second at most (the readers poll)."""
-    return redis.Redis.from_url(host, socket_connect_timeout=1, socket_timeout=1, health_check_interval=30)
-
-
-def _publish_on_redis(layer: RedisPubSubChannelLayer, group: str, message: dict[str, Any]) -> bool:
-    """``layer.group_send`` done synchronously; False when the layer's set-up is not the
-    one this mirrors (one host given as a URL), so the caller takes the async path."""
-    layer_settings: dict[str, Any] = settings.CHANNEL_LAYERS["default"]
-    config: dict[str, Any] = layer_settings.get("CONFIG", {})
-    hosts = config.get("hosts") or []
-    if len(hosts) != 1 or not isinstance(hosts[0], str):
-        return False
-    channel = f"{config.get('prefix', 'asgi')}__group__{group}"
-    _redis_for_layer(hosts[0]).publish(channel, layer.serialize(message))
-    return True
-
-
-# The event loop that serves streams in this process, for an in-process channel layer.
-_streams_loop: asyncio.AbstractEventLoop | None = None
-
-
-def streams_served_on(loop: asyncio.AbstractEventLoop) -> None:
-    """Record the loop that follows streams here. The in-memory layer (the embedded form)
-    keeps its queues on that loop: a signal from a worker thread must be sent there,
-    or it wakes no reader until the reader's next poll."""
-    global _streams_loop  # one loop per process, set by the first stream
-    _streams_loop = loop
-
-
-def _signal_appended(session_id: str, last_index: int) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    group, message = session_group(session_id), {"type": "event.appended", "index": last_index}
-    try:
-        if isinstance(layer, RedisPubSubChannelLayer) and _publish_on_redis(layer, group, message):
-            return
-        loop = _streams_loop
-        if isinstance(layer, InMemoryChannelLayer) and loop is not None and loop.is_running():
-            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
-            return
-        async_to_sync(layer.group_send)(group, message)
-    except Exception:
-        logger.warning("could not signal new events of %s", session_id, exc_info=True)
 
 
 class UnknownSession(LookupError):
@@ -245,7 +181,7 @@ def append_events(session_id: str, events: Sequence[NewEvent], fence: Fence | No
     else:
         _insert_portable(session_id, rows, fence)
     # Both run after the commit (at once when the insert was its own transaction).
-    transaction.on_commit(partial(_signal_appended, session_id, rows[-1].index))
+    transaction.on_commit(partial(doorbell.ring, session_id, rows[-1].index))
     request_dispatch(session_id, {new.type for new in events})  # hooks and channel handlers
     return rows
 

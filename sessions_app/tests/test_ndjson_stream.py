@@ -11,14 +11,13 @@ import threading
 import pytest
 from asgiref.testing import ApplicationCommunicator
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 
 from agent_platform.asgi import application
 from agent_platform.tests.factories import issue_token
 from agents.events import EventType
 from agents.registry import get_agent
-from sessions_app import eventlog, streams
-from sessions_app.eventlog import NewEvent, append_event, append_events, read_events, session_group
+from sessions_app import doorbell, streams
+from sessions_app.eventlog import NewEvent, append_event, append_events, read_events
 from sessions_app.streams import SessionFollower, follow_events
 from sessions_app.tests.factories import SessionFactory
 
@@ -139,12 +138,9 @@ async def open_stream(session_id: str, token: str | None, start: str | int | Non
     return await NdjsonStream(session_id, token, start, **kwargs).open()
 
 
-def group_members(session_id: str) -> set[str]:
-    """The channels in the session's channel-layer group (in this process, on this loop)."""
-    layer = get_channel_layer()
-    inner = layer._get_layer() if hasattr(layer, "_get_layer") else layer
-    group = session_group(session_id)
-    return {channel for key, members in inner.groups.items() if key.endswith(group) for channel in members}
+def group_members(session_id: str) -> set[int]:
+    """The streams at the session's doorbell (in this process, on this loop)."""
+    return set(range(doorbell.followers(session_id)))
 
 
 # --- The route ----------------------------------------------------------------------------------
@@ -367,7 +363,7 @@ async def test_an_append_between_the_replay_read_and_the_wait_is_heard(alice, mo
 
 async def test_a_lost_doorbell_only_delays(alice, monkeypatch):
     session = await session_with_events(alice, 1)
-    monkeypatch.setattr(eventlog, "_signal_appended", lambda session_id, last_index: None)
+    monkeypatch.setattr(doorbell, "ring", lambda session_id, last_index: None)
     async with SessionFollower(session.id, 0, poll_interval=0.2) as follower:
         events = follower.__aiter__()
         assert (await anext(events)).index == 0
