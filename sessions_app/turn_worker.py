@@ -32,7 +32,7 @@ from agents.runtime.conversation import message_from_dict, message_to_dict
 from agents.runtime.replay import Journal
 from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
 from sessions_app.approvals import decisions_for, request_approvals
-from sessions_app.eventlog import Fence, NewEvent, append_events
+from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
 from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.scheduling import claim_turn, settle_session
@@ -249,20 +249,14 @@ async def _work_on(turn_id: str, loop: TurnLoop, sink_of_this_turn: list[Databas
         if sink.closed:
             return  # the worker is going away mid-turn (see execute_turn): nothing more is recorded
         await loop.db(_end, turn, outcome, len(request.history))
+    except StaleAttempt:
+        # Another worker took the turn up (this one's lease ran out): it is theirs now.
+        logger.warning("turn %s: attempt %d was overtaken; stopped", turn.pk, turn.attempts, extra=_tags(turn))
     except (OperationalError, InterfaceError):
         raise  # the database, not the turn: the task retries and resumes it from the log
     except Exception as failure:
-        logger.exception(
-            "turn %s failed inside the platform",
-            turn.pk,
-            extra={
-                "agent_slug": turn.session.agent.slug,
-                "session_id": turn.session_id,
-                "tenant_id": turn.session.tenant_id,
-            },
-        )
-        message = f"the platform failed running this turn: {type(failure).__name__}: {failure}"
-        await loop.db(_end_without_running, turn, message)
+        logger.exception("turn %s failed inside the platform", turn.pk, extra=_tags(turn))
+        await loop.db(_platform_failure, turn, failure)
 
 
 def execute_turn(turn_id: str) -> None:

@@ -5,6 +5,7 @@ written-out statement)."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -47,3 +48,32 @@ def test_a_running_turn_whose_lease_ran_out_is_claimed_again_and_a_finished_one_
     assert claim_turn(done.pk) is None
     assert claim_turn(parked.pk) is None
     assert claim_turn("turn_does_not_exist") is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_attempt_overtaken_by_another_stops_and_records_nothing(live_agents_dir, settings, alice, client_for):
+    """A worker whose turn was taken up by another attempt (its lease ran out) writes
+    nothing more: neither its results nor a failure; the turn is the new attempt's."""
+    import threading
+
+    from django.db import connections
+    from django.db.models import F
+
+    from sessions_app.models import Event
+    from sessions_app.turn_worker import execute_turn
+
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
+    response = client_for(alice).post("/lab/v1/session", {"message": '/call wait {"seconds": 1}'}, format="json")
+    session_id, turn_id = response.json()["sessionId"], response.json()["turnId"]
+    worker = threading.Thread(target=lambda: (execute_turn(turn_id), connections.close_all()))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not Event.objects.filter(session_id=session_id, type="actions.requested").exists():
+        assert time.monotonic() < deadline, "the call never started"
+        time.sleep(0.02)
+    Turn.objects.filter(pk=turn_id).update(attempts=F("attempts") + 1)  # another worker claimed it
+    worker.join(timeout=20)
+
+    types = list(Event.objects.filter(session_id=session_id).order_by("index").values_list("type", flat=True))
+    assert "action.result" not in types and "turn.failed" not in types and "turn.completed" not in types
+    assert Turn.objects.get(pk=turn_id).status == TurnStatus.RUNNING  # left to the attempt that owns it
