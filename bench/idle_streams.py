@@ -144,8 +144,9 @@ def start(processes: Processes, work: Path, database: str) -> Stack:
     port = free_port()
     daphne = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "agent_platform.asgi:application"]
     web = processes.start("daphne", daphne, env)
-    worker = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--pool=threads", "--concurrency=4"]
-    worker += ["-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"]
+    # As users start it (pool and concurrency from the settings); PLATFORM_TASK_QUEUE names its queues.
+    worker = [PYTHON, "-m", "celery", "-A", "agent_platform", "worker"]
+    worker += ["--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"]
     processes.start("celery", worker, env)
     wait_healthy(port, web)
     return Stack(port, token, web, env, database)
