@@ -263,10 +263,18 @@ def redis_pubsub_of(pid: int) -> tuple[int, int]:
     return len(mine), sum(int(c.get("sub", 0)) + int(c.get("psub", 0)) for c in mine)
 
 
-def cpu_percent(pid: int, seconds: float) -> float:
-    before, began = cpu_seconds(pid), time.time()
+def thread_cpu_seconds(pid: int, tid: int) -> float:
+    """User + system CPU time one thread of a process has used so far."""
+    fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_percent(pid: int, seconds: float) -> tuple[float, float]:
+    """% of one core the whole process, and its main thread (daphne's event loop), used."""
+    before, loop_before, began = cpu_seconds(pid), thread_cpu_seconds(pid, pid), time.time()
     time.sleep(seconds)
-    return 100 * (cpu_seconds(pid) - before) / (time.time() - began)
+    took = time.time() - began
+    return 100 * (cpu_seconds(pid) - before) / took, 100 * (thread_cpu_seconds(pid, pid) - loop_before) / took
 
 
 def settle(pid: int, seconds: float) -> int:
@@ -299,7 +307,7 @@ def measure(stack: Stack, args: argparse.Namespace, say: Callable[[str], None]) 
             say(f"{len(opened)} streams open; {args.idle:g} s idle")
             time.sleep(STATS_LAG)  # what the database did while the streams opened is counted by now
             counted = database_counters(stack.database)
-            cpu = cpu_percent(stack.web.pid, args.idle)
+            cpu, loop_cpu = cpu_percent(stack.web.pid, args.idle)
             transactions, reads = (b - a for a, b in zip(counted, database_counters(stack.database), strict=True))
             pubsub, channels = redis_pubsub_of(stack.web.pid)
             say("follow-up latency with the streams open")
@@ -326,6 +334,7 @@ def measure(stack: Stack, args: argparse.Namespace, say: Callable[[str], None]) 
         Row("  time to open them all", f"{took:.1f}", "s"),
         Row("daphne open-files limit", open_files_limit(stack.web.pid)),
         Row(f"daphne CPU while idle ({args.idle:g} s)", f"{cpu:.1f}", "% core", "< 5", cpu < 5),
+        Row("  of which its event loop's thread", f"{loop_cpu:.1f}", "% core"),
         Row("database transactions while idle", f"{transactions / args.idle:.1f}", "per s"),
         Row("event table reads while idle", f"{reads / args.idle:.1f}", "per s"),
         Row("daphne Redis pub/sub connections", pubsub, ""),
