@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ from agents.discovery import AgentSurface
 from agents.events import INTERRUPTED, TURN_ENDS, EventType
 from agents.registry import surface_for
 from agents.runtime.conversation import message_from_dict, message_to_dict
+from agents.runtime.providers.base import Message
 from agents.runtime.replay import Journal
 from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
 from sessions_app.approvals import decisions_for, request_approvals
@@ -53,11 +57,36 @@ class _Started:
     decisions: dict[str, Decision] | None  # a parked turn resuming: its decided calls
 
 
-def _history(session: Session, before: Turn) -> list[Any]:
-    turns = session.turns.filter(status=TurnStatus.COMPLETED, created_at__lt=before.created_at).order_by("created_at")
-    # Only the column needed: a long session has hundreds of earlier turns.
-    conversations = turns.values_list("conversation", flat=True)
-    return [message_from_dict(message) for conversation in conversations for message in conversation]
+# The conversation so far of recently served sessions, so that a follow-up reads only the
+# turns completed since (turn 1,000 of a session costs what turn 2 does): per session, the
+# creation time of the last completed turn included, and the messages up to it. Completed
+# turns never change, and a session's turns complete in the order they were created (one
+# runs at a time, in order), so what is cached stays the prefix of any later turn's history.
+HISTORY_CACHE_SESSIONS = 256
+_histories: OrderedDict[str, tuple[datetime, list[Message]]] = OrderedDict()
+_histories_lock = threading.Lock()
+
+
+def _history(session: Session, before: Turn) -> list[Message]:
+    """The messages of the session's completed turns created before ``before``."""
+    with _histories_lock:
+        cached = _histories.get(session.pk)
+    if cached is not None and cached[0] >= before.created_at:
+        cached = None  # a turn older than what is cached (taken up again): read it all
+    turns = session.turns.filter(status=TurnStatus.COMPLETED, created_at__lt=before.created_at)
+    if cached is not None:
+        turns = turns.filter(created_at__gt=cached[0])
+    # Only the columns needed: a long session has hundreds of earlier turns.
+    rows = list(turns.order_by("created_at").values_list("created_at", "conversation"))
+    messages = [*(cached[1] if cached is not None else []), *(message_from_dict(m) for _, c in rows for m in c)]
+    last = rows[-1][0] if rows else (cached[0] if cached is not None else None)
+    if last is not None:
+        with _histories_lock:
+            _histories[session.pk] = (last, messages)
+            _histories.move_to_end(session.pk)
+            while len(_histories) > HISTORY_CACHE_SESSIONS:
+                _histories.popitem(last=False)
+    return list(messages)
 
 
 def _workspace(session: Session) -> Path:

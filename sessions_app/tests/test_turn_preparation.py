@@ -104,3 +104,28 @@ def test_instructions_that_raise_fail_the_turn_with_the_authors_error(tuned, ali
     ended = Event.objects.get(session_id=session_id, type__in=["turn.completed", "turn.failed"])
     assert ended.type == "turn.failed"
     assert ended.data["message"] == "rendering the instructions failed: LookupError: no tone configured"
+
+
+def test_each_follow_up_sends_the_whole_conversation_whichever_worker_runs_it(tuned, alice, client_for, model_server):
+    """The history a worker keeps for a session (so a follow-up reads only the turns
+    completed since) is the same conversation a worker that never saw the session reads."""
+    from sessions_app import turn_worker
+
+    tuned("from agents.sdk import define_instructions\n\ninstructions = define_instructions(lambda ctx: 'Be brief.')\n")
+    client = client_for(alice)
+    created = client.post("/tuned/v1/session", {"message": "one"}, format="json").json()
+    execute_turn(created["turnId"])
+    for text in ("two", "three"):
+        answer = client.post(f"/tuned/v1/session/{created['sessionId']}", {"message": text}, format="json").json()
+        execute_turn(answer["turnId"])
+    turn_worker._histories.clear()  # the next follow-up runs on a worker that never saw the session
+    answer = client.post(f"/tuned/v1/session/{created['sessionId']}", {"message": "four"}, format="json").json()
+    execute_turn(answer["turnId"])
+
+    def conversation(request) -> list[tuple[str, str]]:
+        return [(m["role"], m["content"]) for m in request.body["messages"] if m["role"] != "system"]
+
+    third, fourth = conversation(model_server.requests[2]), conversation(model_server.requests[3])
+    said = [("user", "one"), ("assistant", "echo: one"), ("user", "two"), ("assistant", "echo: two")]
+    assert third == [*said, ("user", "three")]
+    assert fourth == [*said, ("user", "three"), ("assistant", "echo: three"), ("user", "four")]
