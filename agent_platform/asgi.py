@@ -12,10 +12,9 @@ django.setup(set_prefix=False)
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from agent_platform import daphne_limits  # noqa: E402
+from agent_platform import daphne_limits, serving  # noqa: E402
 from agent_platform.body_limit import BodyLimit  # noqa: E402
 from agent_platform.handlers import StreamingASGIHandler  # noqa: E402
-from agent_platform.rlimits import raise_open_files_limit  # noqa: E402
 from agent_platform.ws_security import BrowserOriginValidator  # noqa: E402
 from sessions_app.api.stream_views import detached_streams  # noqa: E402
 from sessions_app.consumers import keep_server_send  # noqa: E402
@@ -23,8 +22,9 @@ from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
 # Daphne itself refuses oversized bodies as they arrive, before it buffers them.
 daphne_limits.install()
-# One socket per open event stream: as many as the system allows, not 1,024.
-raise_open_files_limit()
+# Thousands of open event streams: as many sockets as the system allows, and garbage
+# collection that does not stop the event loop for seconds.
+serving.prepare()
 
 django_asgi_app = StreamingASGIHandler()
 application = ProtocolTypeRouter(

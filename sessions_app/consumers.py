@@ -1,7 +1,7 @@
 """``ws /ws/<slug>/session/:id?startIndex=N``: a session's events over a WebSocket.
 
 After the handshake is authorised, one task per connection iterates a
-``SessionFollower`` (see ``sessions_app.streams``: group joined first, replay
+``SessionFollower`` (see ``sessions_app.streams``: doorbell joined first, replay
 from the table, then live) and sends each event as one text frame. The records
 and their order are exactly those of the NDJSON stream.
 
