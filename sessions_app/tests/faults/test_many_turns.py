@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -106,58 +108,46 @@ def test_stop_and_preempt_reach_their_turns_while_fifty_share_a_worker(fault, to
         assert (end["type"], end["data"]["result"]) == ("turn.completed", "echo: after")
 
 
-def test_max_running_turns_holds_under_a_burst(fault, token):
-    """The ``capped`` agent runs one turn at a time across all its sessions."""
-    running_at_once: list[int] = []
-    sampling = threading.Event()
+@contextmanager
+def sampled(read: Callable[[], int], every: float) -> Iterator[list[int]]:
+    """``read()`` every ``every`` seconds in a thread of its own while inside."""
+    samples: list[int] = []
+    done = threading.Event()
 
     def sample() -> None:
         from django.db import connections
 
         try:
-            while not sampling.is_set():
-                running_at_once.append(
-                    Turn.objects.filter(session__agent__slug="capped", status=TurnStatus.RUNNING).count()
-                )
-                time.sleep(0.005)
+            while not done.is_set():
+                samples.append(read())
+                time.sleep(every)
         finally:
             connections.close_all()
 
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
+        yield samples
+    finally:
+        done.set()
+        sampler.join()
+
+
+def test_max_running_turns_holds_under_a_burst(fault, token):
+    """The ``capped`` agent runs one turn at a time across all its sessions."""
+    capped_running = Turn.objects.filter(session__agent__slug="capped", status=TurnStatus.RUNNING)
+    with sampled(capped_running.count, every=0.005) as running_at_once:
         started = start_many(fault, token, ["/sleep 0.2\nok"] * 12, slug="capped")
         statuses = wait_all_ended([s["turnId"] for s in started], timeout=90)
-    finally:
-        sampling.set()
-        sampler.join()
 
     assert set(statuses.values()) == {TurnStatus.COMPLETED}
     assert max(running_at_once) == 1
 
 
 def test_the_workers_database_connections_stay_bounded_during_a_burst_of_two_hundred(fault, token):
-    samples: list[int] = []
-    sampling = threading.Event()
-
-    def sample() -> None:
-        from django.db import connections
-
-        try:
-            while not sampling.is_set():
-                samples.append(worker_connections(fault))
-                time.sleep(0.05)
-        finally:
-            connections.close_all()
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    try:
+    with sampled(lambda: worker_connections(fault), every=0.05) as samples:
         started = start_many(fault, token, ["/sleep 1\nok"] * 200)
         statuses = wait_all_ended([s["turnId"] for s in started], timeout=120)
-    finally:
-        sampling.set()
-        sampler.join()
 
     assert set(statuses.values()) == {TurnStatus.COMPLETED}
     assert max(samples) > 0  # the sampler saw the worker's connections at all
