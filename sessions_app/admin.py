@@ -11,7 +11,7 @@ from datetime import UTC
 from typing import Any
 
 from django.contrib import admin, messages
-from django.contrib.admin.utils import unquote
+from django.contrib.admin.utils import quote, unquote
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
@@ -72,7 +72,7 @@ class EventTimeline(admin.TabularInline):
         if event.turn_id is None:
             return "-"
         return format_html(
-            '<a href="{}">{}</a>', reverse("admin:sessions_app_turn_change", args=[event.turn_id]), event.turn_id
+            '<a href="{}">{}</a>', reverse("admin:sessions_app_turn_change", args=[quote(event.turn_id)]), event.turn_id
         )
 
     @admin.display(description="at (UTC)")
@@ -183,7 +183,7 @@ class ApprovalAdmin(TenantScopedAdmin):
             self.message_user(request, "Choose approve or deny.", messages.ERROR)
         else:
             self._decide(request, [approval], approve=decision == "approve", reason=request.POST.get("reason", ""))
-        return HttpResponseRedirect(reverse("admin:sessions_app_approval_change", args=[approval.pk]))
+        return HttpResponseRedirect(reverse("admin:sessions_app_approval_change", args=[quote(approval.pk)]))
 
     @admin.action(description="Approve selected calls", permissions=["decide"])
     def approve_selected(self, request: HttpRequest, queryset: QuerySet[Approval]) -> None:
@@ -251,7 +251,7 @@ class ArtifactAdmin(TenantScopedAdmin):
     def download(self, obj: Artifact) -> str:
         if obj.pk is None or obj._state.adding:
             return "-"
-        url = reverse("admin:sessions_app_artifact_download", args=[obj.pk])
+        url = reverse("admin:sessions_app_artifact_download", args=[quote(obj.pk)])
         return format_html('<a href="{}" download>Download</a>', url)
 
     def download_view(self, request: HttpRequest, object_id: str) -> HttpResponse:

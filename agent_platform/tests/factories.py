@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import factory
+from django.contrib.admin.utils import quote
 from django.contrib.auth.models import User
+from django.db.models import Model
 
 from agent_platform.models import ApiToken, Principal, Tenant
 
@@ -43,3 +45,10 @@ def staff_user_for(principal: Principal, username: str | None = None, password: 
     principal.user = user
     principal.save(update_fields=["user"])
     return user
+
+
+def admin_url(obj: Model, view: str) -> str:
+    """The admin's URL of ``view`` ("change", "download", ...) for ``obj``, its key quoted
+    as the admin quotes it (an id holding ``_22`` would otherwise read back as ``"``)."""
+    meta = obj._meta
+    return f"/admin/{meta.app_label}/{meta.model_name}/{quote(obj.pk)}/{view}/"

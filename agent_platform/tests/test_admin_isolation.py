@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from agent_platform.models import ApiToken, Principal
 from agent_platform.signals import TENANT_STAFF_GROUP
-from agent_platform.tests.factories import issue_token
+from agent_platform.tests.factories import admin_url, issue_token
 from agents.events import EventType
 from sessions_app.eventlog import append_event
 from sessions_app.models import (
@@ -114,7 +114,7 @@ def test_staff_see_their_own_sessions_in_the_list(staff_client, alice, two_tenan
 
 def test_another_tenants_session_page_is_not_found_for_staff(staff_client, alice, two_tenants):
     _, theirs = two_tenants
-    response = staff_client(alice).get(f"/admin/sessions_app/session/{theirs.id}/change/", follow=True)
+    response = staff_client(alice).get(admin_url(theirs, "change"), follow=True)
     html = response.content.decode()
     assert "umbrella session" not in html
     assert "doesn\u2019t exist" in html or "doesn't exist" in html
@@ -122,7 +122,7 @@ def test_another_tenants_session_page_is_not_found_for_staff(staff_client, alice
 
 def test_staff_cannot_edit_another_tenants_session_by_posting(staff_client, alice, two_tenants):
     _, theirs = two_tenants
-    staff_client(alice).post(f"/admin/sessions_app/session/{theirs.id}/change/", {"title": "pwned", "status": "failed"})
+    staff_client(alice).post(admin_url(theirs, "change"), {"title": "pwned", "status": "failed"})
     theirs.refresh_from_db()
     assert theirs.title == "umbrella session"
 
@@ -164,4 +164,4 @@ def test_a_token_added_in_the_admin_is_shown_once_and_works(staff_client, alice)
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     assert api.get("/api/v1/me").json()["principal"] == "alice"
     # The change page afterwards shows only the prefix.
-    assert token not in client.get(f"/admin/agent_platform/apitoken/{row.pk}/change/").content.decode()
+    assert token not in client.get(admin_url(row, "change")).content.decode()

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from agent_platform.tests.factories import staff_user_for
+from agent_platform.tests.factories import admin_url, staff_user_for
 from agents.events import EventType
 from sessions_app.eventlog import append_event
 from sessions_app.models import Approval, ApprovalStatus, Artifact, Session, TurnStatus
@@ -43,7 +43,7 @@ def session_with_events(principal, title: str) -> Session:
 
 def test_the_session_page_shows_its_events_in_order_read_only(alice, alice_admin):
     session = session_with_events(alice, "acme session")
-    response = alice_admin.get(f"/admin/sessions_app/session/{session.pk}/change/")
+    response = alice_admin.get(admin_url(session, "change"))
     assert response.status_code == 200
     html = response.content.decode()
     assert "Event timeline" in html
@@ -60,14 +60,14 @@ def test_the_timeline_costs_a_fixed_number_of_queries(alice, alice_admin, django
     for number in range(60):
         append_event(session.pk, EventType.STEP_STARTED, {"step": number}, turns[number % 5].pk)
     with django_assert_max_num_queries(25):
-        html = alice_admin.get(f"/admin/sessions_app/session/{session.pk}/change/").content.decode()
+        html = alice_admin.get(admin_url(session, "change")).content.decode()
     assert html.count("step.started") >= 60
-    assert f'href="/admin/sessions_app/turn/{turns[0].pk}/change/"' in html
+    assert f'href="{admin_url(turns[0], "change")}"' in html
 
 
 def test_the_session_page_links_to_the_playground(alice, alice_admin):
     session = session_with_events(alice, "acme session")
-    html = alice_admin.get(f"/admin/sessions_app/session/{session.pk}/change/").content.decode()
+    html = alice_admin.get(admin_url(session, "change")).content.decode()
     assert f'href="/weather/playground?session={session.pk}"' in html
     listing = alice_admin.get("/admin/sessions_app/session/").content.decode()
     assert f'href="/weather/playground?session={session.pk}"' in listing
@@ -76,14 +76,14 @@ def test_the_session_page_links_to_the_playground(alice, alice_admin):
 def test_a_long_session_shows_its_latest_events(alice, alice_admin, monkeypatch):
     monkeypatch.setattr("sessions_app.admin.TIMELINE_EVENTS", 2)
     session = session_with_events(alice, "acme session")
-    html = alice_admin.get(f"/admin/sessions_app/session/{session.pk}/change/").content.decode()
+    html = alice_admin.get(admin_url(session, "change")).content.decode()
     assert "session.started" not in html.split("Event timeline")[1]
     assert "turn.completed" in html and "the timeline shows the last 2" in html
 
 
 def test_a_session_with_its_timeline_can_still_be_saved(alice, alice_admin):
     session = session_with_events(alice, "acme session")
-    url = f"/admin/sessions_app/session/{session.pk}/change/"
+    url = admin_url(session, "change")
     page = alice_admin.get(url)
     management = page.context["inline_admin_formsets"][0].formset.management_form
     data = {f"{management.prefix}-{name}": value for name, value in management.initial.items()}
@@ -127,11 +127,9 @@ def test_staff_approve_selected_calls_as_their_principal_and_the_turn_resumes(al
 
 def test_a_call_is_denied_from_its_page_with_a_reason(alice, alice_admin):
     approval = parked_call(alice, "call-2")
-    page = alice_admin.get(f"/admin/sessions_app/approval/{approval.pk}/change/").content.decode()
+    page = alice_admin.get(admin_url(approval, "change")).content.decode()
     assert '<label for="decide-reason">' in page and 'value="deny"' in page
-    response = alice_admin.post(
-        f"/admin/sessions_app/approval/{approval.pk}/decide/", {"decision": "deny", "reason": "too much"}, follow=True
-    )
+    response = alice_admin.post(admin_url(approval, "decide"), {"decision": "deny", "reason": "too much"}, follow=True)
     assert "Denied refund (call-2)" in response.content.decode()
     approval.refresh_from_db()
     assert (approval.status, approval.reason) == (ApprovalStatus.DENIED, "too much")
@@ -140,10 +138,8 @@ def test_a_call_is_denied_from_its_page_with_a_reason(alice, alice_admin):
 
 def test_a_decided_call_cannot_be_decided_again(alice, alice_admin):
     approval = parked_call(alice, "call-3")
-    alice_admin.post(f"/admin/sessions_app/approval/{approval.pk}/decide/", {"decision": "approve"})
-    response = alice_admin.post(
-        f"/admin/sessions_app/approval/{approval.pk}/decide/", {"decision": "deny"}, follow=True
-    )
+    alice_admin.post(admin_url(approval, "decide"), {"decision": "approve"})
+    response = alice_admin.post(admin_url(approval, "decide"), {"decision": "deny"}, follow=True)
     assert "is not waiting for a decision" in response.content.decode()
     approval.refresh_from_db()
     assert approval.status == ApprovalStatus.APPROVED
@@ -151,7 +147,7 @@ def test_a_decided_call_cannot_be_decided_again(alice, alice_admin):
 
 def test_staff_cannot_decide_another_tenants_calls(alice, mallory, alice_admin):
     theirs = parked_call(mallory, "call-umbrella")
-    response = alice_admin.post(f"/admin/sessions_app/approval/{theirs.pk}/decide/", {"decision": "approve"})
+    response = alice_admin.post(admin_url(theirs, "decide"), {"decision": "approve"})
     assert response.status_code in (302, 404)
     alice_admin.post("/admin/sessions_app/approval/", {"action": "approve_selected", "_selected_action": [theirs.pk]})
     theirs.refresh_from_db()
@@ -160,19 +156,15 @@ def test_staff_cannot_decide_another_tenants_calls(alice, mallory, alice_admin):
 
 def test_approvals_are_not_edited_by_hand(alice, alice_admin):
     approval = parked_call(alice, "call-4")
-    alice_admin.post(f"/admin/sessions_app/approval/{approval.pk}/change/", {"status": "approved"})
+    alice_admin.post(admin_url(approval, "change"), {"status": "approved"})
     approval.refresh_from_db()
     assert approval.status == ApprovalStatus.PENDING
-    assert (
-        'name="status"' not in alice_admin.get(f"/admin/sessions_app/approval/{approval.pk}/change/").content.decode()
-    )
+    assert 'name="status"' not in alice_admin.get(admin_url(approval, "change")).content.decode()
 
 
 def test_a_decision_needs_a_principal(alice, admin_user):
     approval = parked_call(alice, "call-5")
-    response = signed_in(admin_user).post(
-        f"/admin/sessions_app/approval/{approval.pk}/decide/", {"decision": "approve"}, follow=True
-    )
+    response = signed_in(admin_user).post(admin_url(approval, "decide"), {"decision": "approve"}, follow=True)
     assert "Link your account to a principal" in response.content.decode()
     approval.refresh_from_db()
     assert approval.status == ApprovalStatus.PENDING
@@ -180,11 +172,9 @@ def test_a_decision_needs_a_principal(alice, admin_user):
 
 def test_a_decision_is_approve_or_deny(alice, alice_admin):
     approval = parked_call(alice, "call-6")
-    response = alice_admin.post(
-        f"/admin/sessions_app/approval/{approval.pk}/decide/", {"decision": "maybe"}, follow=True
-    )
+    response = alice_admin.post(admin_url(approval, "decide"), {"decision": "maybe"}, follow=True)
     assert "Choose approve or deny." in response.content.decode()
-    assert alice_admin.get(f"/admin/sessions_app/approval/{approval.pk}/decide/").status_code == 405
+    assert alice_admin.get(admin_url(approval, "decide")).status_code == 405
 
 
 # --- artifacts -------------------------------------------------------------------------
@@ -199,8 +189,8 @@ def artifact(principal, name: str, content: bytes = b"%PDF-1.7", content_type: s
 
 def test_an_artifact_downloads_as_an_attachment(alice, alice_admin):
     report = artifact(alice, "q1 report.pdf")
-    page = alice_admin.get(f"/admin/sessions_app/artifact/{report.pk}/change/").content.decode()
-    url = f"/admin/sessions_app/artifact/{report.pk}/download/"
+    page = alice_admin.get(admin_url(report, "change")).content.decode()
+    url = admin_url(report, "download")
     assert f'href="{url}"' in page
     response = alice_admin.get(url)
     assert response.status_code == 200
@@ -228,23 +218,37 @@ def test_an_artifact_downloads_as_an_attachment(alice, alice_admin):
 )
 def test_downloaded_names_and_types_are_made_safe(alice, alice_admin, name, content_type, filename, served_as):
     row = artifact(alice, name, b"data", content_type)
-    response = alice_admin.get(f"/admin/sessions_app/artifact/{row.pk}/download/")
+    response = alice_admin.get(admin_url(row, "download"))
     assert response.status_code == 200
     assert response["Content-Disposition"] == f"attachment; {filename}"
     assert response["Content-Type"] == served_as
     assert "Set-Cookie" not in response.headers and "X-Evil" not in response.headers
 
 
+def test_the_download_link_works_for_an_id_the_admin_must_quote(alice, alice_admin):
+    # Ids are random base32; about one in two hundred starts "_22".."_26", which the
+    # admin's unquote reads as a quoted '"', '#', '$', '%' or '&' unless the link is quoted.
+    session = SessionFactory(principal=alice, agent=AgentFactory(slug="weather"))
+    row = Artifact.objects.create(
+        id="art_22" + "a" * 24, session=session, kind="report", name="r.txt", content=b"ok", size=2
+    )
+    page = alice_admin.get(admin_url(row, "change")).content.decode()
+    link = re.search(r'href="([^"]+/download/)"', page)
+    assert link is not None
+    response = alice_admin.get(link.group(1))
+    assert response.status_code == 200 and response.content == b"ok"
+
+
 def test_another_tenants_artifact_is_not_found(alice, mallory, alice_admin):
     theirs = artifact(mallory, "umbrella-secret.pdf", b"secret")
-    response = alice_admin.get(f"/admin/sessions_app/artifact/{theirs.pk}/download/")
+    response = alice_admin.get(admin_url(theirs, "download"))
     assert response.status_code == 404
     assert b"secret" not in response.content
 
 
 def test_downloads_need_a_staff_sign_in(alice):
     row = artifact(alice, "report.pdf")
-    response = Client().get(f"/admin/sessions_app/artifact/{row.pk}/download/")
+    response = Client().get(admin_url(row, "download"))
     assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
 
 
