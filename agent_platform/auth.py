@@ -134,6 +134,20 @@ def principal_for_token(token: str) -> AuthenticatedPrincipal | None:
     return user
 
 
+def remembered_tenant(scope: dict[str, Any]) -> int | None:
+    """The tenant of the request's bearer token if this process remembers the token
+    (no database read: for deciding whose turn a request is before it runs), else None."""
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            try:
+                token = bearer_token(value)
+            except exceptions.AuthenticationFailed:
+                return None
+            remembered = _remembered.get(hash_token(token)) if token else None
+            return None if remembered is None else remembered[0].principal.tenant_id
+    return None
+
+
 @receiver(post_save, sender=ApiToken)
 @receiver(post_delete, sender=ApiToken)
 @receiver(post_save, sender=Principal)

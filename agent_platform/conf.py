@@ -35,6 +35,8 @@ DEFAULTS: dict[str, Any] = {
     "WORKER_DB_THREADS": 8,
     "TURN_TIME_LIMIT": 900,
     "TOKEN_CACHE_SECONDS": 5,
+    "REQUEST_SLOTS": 16,
+    "REQUEST_TENANT_SHARE": 0.25,
 }
 
 

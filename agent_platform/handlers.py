@@ -10,7 +10,10 @@ chain synchronously, as under WSGI, and does a request's synchronous part (the
 ``request_started`` signal, the middleware and view, and closing a plain response,
 which sends ``request_finished`` and gives the database connection back) in one call
 on a long-lived thread of ``REQUEST_THREADS``; the event loop only reads the body and
-sends the response.
+sends the response. At most ``PLATFORM["REQUEST_SLOTS"]`` requests do that at once, and
+one tenant (known by its bearer token) at most its share of them
+(``REQUEST_TENANT_SHARE``): a tenant sending many requests at once waits for its own
+earlier ones, and another tenant's request goes in beside them.
 
 A streamed response (an event stream) keeps no thread either: its database connection
 is given back before it starts streaming, and the bit of synchronous work left at its
@@ -20,7 +23,7 @@ very end (closing it) is another trip to the same threads.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -34,6 +37,10 @@ from django.http import FileResponse, HttpRequest
 from django.http.response import HttpResponseBase
 from django.urls import set_script_prefix
 
+from agent_platform.auth import remembered_tenant
+from agent_platform.conf import platform_settings
+from sessions_app.fair_slots import FairSlots
+
 R = TypeVar("R")
 
 # Requests whose synchronous part runs at the same time. More than the database pool
@@ -41,6 +48,28 @@ R = TypeVar("R")
 # and requests that need none (a 401, a 404) should not queue behind those.
 MAX_REQUEST_THREADS = 64
 REQUEST_THREADS = ThreadPoolExecutor(max_workers=MAX_REQUEST_THREADS, thread_name_prefix="request")
+
+_request_slots: FairSlots | None = None
+
+
+def whose_request(scope: dict[str, Any]) -> Hashable:
+    """Whom a request counts for among the request slots: its token's tenant when known
+    without reading the database; otherwise (a first request, a signed-in browser, a
+    bad token) the address it came from."""
+    tenant = remembered_tenant(scope)
+    if tenant is not None:
+        return ("tenant", tenant)
+    client = scope.get("client")
+    return ("address", client[0] if client else None)
+
+
+def request_slots() -> FairSlots:
+    """The process's request slots (``PLATFORM["REQUEST_SLOTS"]``): how many requests'
+    synchronous parts run at once, and how many of them one tenant may hold."""
+    global _request_slots  # one per process, made on first use (settings are read by then)
+    if _request_slots is None:
+        _request_slots = FairSlots(platform_settings.REQUEST_SLOTS, platform_settings.REQUEST_TENANT_SHARE, capped=True)
+    return _request_slots
 
 
 def release_request_thread() -> None:
@@ -97,7 +126,9 @@ class StreamingASGIHandler(ASGIHandler):
             return
 
         async def process_request() -> HttpResponseBase:
-            response = await on_request_thread(self.respond, request, scope)
+            # One tenant's many requests wait for its earlier ones, not everyone's.
+            async with request_slots().slot(whose_request(scope)):
+                response = await on_request_thread(self.respond, request, scope)
             if response.streaming:
                 release_request_thread()
             try:

@@ -252,6 +252,11 @@ PLATFORM = {
     # request). A revocation holds at once in the process that made it, elsewhere
     # within this many seconds.
     "TOKEN_CACHE_SECONDS": env_int("PLATFORM_TOKEN_CACHE_SECONDS", 5),
+    # Requests a web process works on at once (their views; waiting event streams are
+    # not counted), and the most of them one tenant holds: its further requests wait
+    # for its earlier ones while other tenants' go in.
+    "REQUEST_SLOTS": env_int("PLATFORM_REQUEST_SLOTS", 16, minimum=1),
+    "REQUEST_TENANT_SHARE": env_float("PLATFORM_REQUEST_TENANT_SHARE", 0.25, minimum=0.01, maximum=1.0),
 }
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------

@@ -509,6 +509,23 @@ def bench_validate(work: Path, sizes: Sizes) -> list[Row]:
 # ---------------------------------------------------------------- main
 
 
+# The names ``--only`` takes, in the order the benchmarks run.
+BENCHMARKS = (
+    "reference",
+    "turns",
+    "follow-ups",
+    "cpu",
+    "streaming",
+    "throughput",
+    "idle-streams",
+    "append",
+    "burst",
+    "fairness",
+    "embedded",
+    "validate",
+)
+
+
 @dataclass
 class Run:
     """The rows measured so far and the benchmarks that could not measure."""
@@ -534,7 +551,7 @@ class Run:
         print(f" {time.time() - began:.1f} s", flush=True)
 
 
-def run_all(sizes: Sizes, work: Path, worker_args: str) -> Run:
+def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = frozenset()) -> Run:
     processes = Processes(work)
     database = f"agent_platform_bench_{os.getpid()}"
     run = Run(processes)
@@ -545,34 +562,54 @@ def run_all(sizes: Sizes, work: Path, worker_args: str) -> Run:
         # Its start-up banner is out by now; it says what the settings and --worker-args made of it.
         run.worker = {"command": shlex.join(stack.worker_command[2:]), "concurrency": worker_pool(stack)}
         print(f"  worker: {run.worker['command']}: concurrency {run.worker['concurrency']}", flush=True)
-        run.step("reference request", lambda: bench_reference(stack))
-        run.step(f"turn overhead ({sizes.turns} sessions)", lambda: bench_turn_overhead(stack, sizes))
-        turns = max(sizes.follow_ups, sizes.long_session)
-        run.step(f"follow-up overhead and long session ({turns} turns)", lambda: bench_follow_up(stack, sizes))
-        run.step(
-            f"CPU per turn ({sizes.cpu_turns} + {sizes.cpu_turns} turns)",
-            lambda: bench_cpu_per_turn(stack, sizes.cpu_turns),
-        )
-        run.step(f"streaming (/stream {STREAM_DELTAS})", lambda: bench_streaming(stack))
-        for clients in sizes.clients:
-            run.step(f"throughput ({clients} clients)", functools.partial(bench_throughput, stack, sizes, clients))
-        run.step(f"idle streams ({sizes.idle_streams})", lambda: bench_idle_streams(stack, sizes))
-        run.step("events appended", lambda: bench_append(stack, sizes))
-        run.step(
-            f"burst ({sizes.burst} sessions at once, a {sizes.burst_sleep:g} s model)",
-            lambda: bench_burst(stack, sizes.burst, sizes.burst_sleep),
-        )
-        run.step(
-            f"fairness (tenant B alone, then beside {sizes.flooders} clients of tenant A)",
-            lambda: bench_fairness(stack, sizes.fairness_turns, sizes.flooders, sizes.fairness_seconds),
-        )
+        steps: list[tuple[str, str, Callable[[], list[Row]]]] = [
+            ("reference", "reference request", lambda: bench_reference(stack)),
+            ("turns", f"turn overhead ({sizes.turns} sessions)", lambda: bench_turn_overhead(stack, sizes)),
+            (
+                "follow-ups",
+                f"follow-up overhead and long session ({max(sizes.follow_ups, sizes.long_session)} turns)",
+                lambda: bench_follow_up(stack, sizes),
+            ),
+            (
+                "cpu",
+                f"CPU per turn ({sizes.cpu_turns} + {sizes.cpu_turns} turns)",
+                lambda: bench_cpu_per_turn(stack, sizes.cpu_turns),
+            ),
+            ("streaming", f"streaming (/stream {STREAM_DELTAS})", lambda: bench_streaming(stack)),
+            *(
+                (
+                    "throughput",
+                    f"throughput ({clients} clients)",
+                    functools.partial(bench_throughput, stack, sizes, clients),
+                )
+                for clients in sizes.clients
+            ),
+            ("idle-streams", f"idle streams ({sizes.idle_streams})", lambda: bench_idle_streams(stack, sizes)),
+            ("append", "events appended", lambda: bench_append(stack, sizes)),
+            (
+                "burst",
+                f"burst ({sizes.burst} sessions at once, a {sizes.burst_sleep:g} s model)",
+                lambda: bench_burst(stack, sizes.burst, sizes.burst_sleep),
+            ),
+            (
+                "fairness",
+                f"fairness (tenant B alone, then beside {sizes.flooders} clients of tenant A)",
+                lambda: bench_fairness(stack, sizes.fairness_turns, sizes.flooders, sizes.fairness_seconds),
+            ),
+        ]
+        for key, name, bench in steps:
+            if not only or key in only:
+                run.step(name, bench)
         processes.stop_all()  # the embedded form gets the machine to itself
-        print("starting the embedded form", flush=True)
-        run.step(
-            f"embedded turn overhead ({sizes.embedded_turns} turns)",
-            lambda: bench_embedded(processes, work / "embedded-var", sizes),
-        )
-        run.step("agent validate (200 tools)", lambda: bench_validate(work, sizes))
+        if not only or "embedded" in only:
+            print("starting the embedded form", flush=True)
+        if not only or "embedded" in only:
+            run.step(
+                f"embedded turn overhead ({sizes.embedded_turns} turns)",
+                lambda: bench_embedded(processes, work / "embedded-var", sizes),
+            )
+        if not only or "validate" in only:
+            run.step("agent validate (200 tools)", lambda: bench_validate(work, sizes))
     finally:
         processes.stop_all()
         drop_database(database)
@@ -605,7 +642,15 @@ def main() -> int:
     parser.add_argument(
         "--long-session", type=int, metavar="N", help="turns of the long session (default 1,000, quick 100)"
     )
+    parser.add_argument(
+        "--only",
+        metavar="NAMES",
+        help=f"run only these benchmarks (comma-separated; the warm-up always runs): {', '.join(BENCHMARKS)}",
+    )
     args = parser.parse_args()
+    only = frozenset(name.strip() for name in (args.only or "").split(",") if name.strip())
+    if only - set(BENCHMARKS):
+        parser.error(f"--only: unknown {', '.join(sorted(only - set(BENCHMARKS)))}; known: {', '.join(BENCHMARKS)}")
     if args.compare and not args.compare.is_file():
         parser.error(f"--compare: no file {args.compare}")
     try:
@@ -626,7 +671,7 @@ def main() -> int:
     print(f"load average before the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory(prefix="agent-platform-bench-") as tmp:
         try:
-            run = run_all(sizes, Path(tmp), args.worker_args)
+            run = run_all(sizes, Path(tmp), args.worker_args, only)
         except (BenchError, OSError, subprocess.SubprocessError, KeyboardInterrupt) as error:
             print(f"\nbench stopped: {error!r}", file=sys.stderr)
             return 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from harness import TIMEOUT, BenchError
 from meters import CpuSpent, PostgresConnections, Sampler, ServerCpu, tree_rss_bytes
 from table import Row, ms, percentile
-from turns import UNCAPPED, FollowUps, Stack, TurnTiming, timed_turn
+from turns import UNCAPPED, FollowUps, Stack, TurnTiming, breakdown_rows, timed_turn
 
 MB = 1024 * 1024
 
@@ -179,7 +179,7 @@ def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> l
         raise BenchError("fairness: no second tenant")
     b = stack.api(stack.other_token)
     try:
-        alone = [ms(timed_turn(b, "hello", settle=True, agent=UNCAPPED)[0].total) for _ in range(turns)]
+        alone_timings = [timed_turn(b, "hello", settle=True, agent=UNCAPPED)[0] for _ in range(turns)]
         stop = threading.Event()
         flood: list[float] = []
         errors: list[BaseException] = []
@@ -204,9 +204,11 @@ def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> l
             while len(flood) < flooders and time.time() < began + TIMEOUT and not errors:
                 time.sleep(0.05)
             b_began, flood_before = time.time(), len(flood)
-            flooded: list[float] = []
-            while not errors and (len(flooded) < 3 or (len(flooded) < turns and time.time() < b_began + seconds)):
-                flooded.append(ms(timed_turn(b, "hello", settle=True, agent=UNCAPPED)[0].total))
+            flooded_timings: list[TurnTiming] = []
+            while not errors and (
+                len(flooded_timings) < 3 or (len(flooded_timings) < turns and time.time() < b_began + seconds)
+            ):
+                flooded_timings.append(timed_turn(b, "hello", settle=True, agent=UNCAPPED)[0])
             b_ended, flood_during = time.time(), len(flood) - flood_before
         finally:
             stop.set()
@@ -216,6 +218,8 @@ def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> l
         b.close()
     if errors:
         raise BenchError(f"fairness: a flooding client failed: {errors[0]!r}")
+    alone = [ms(t.total) for t in alone_timings]
+    flooded = [ms(t.total) for t in flooded_timings]
     ratio = statistics.median(flooded) / statistics.median(alone)
     return [
         Row("fairness: tenant B turn p50, alone", statistics.median(alone), "ms"),
@@ -224,4 +228,7 @@ def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> l
         Row("fairness: tenant B p50 flooded / alone", ratio, "ratio", 2, "lower"),
         Row("fairness: tenant A turns/s while flooding", flood_during / (b_ended - b_began), "turns/s"),
         Row("fairness: tenant A turn p50 while flooding", statistics.median(ms(x) for x in flood), "ms"),
+        # Where tenant B's time went, alone and flooded: which process made it wait.
+        *breakdown_rows("fairness: tenant B alone", alone_timings),
+        *breakdown_rows("fairness: tenant B flooded", flooded_timings),
     ]

@@ -50,7 +50,9 @@ def enqueue_turn(turn_id: str, tenant_id: int) -> None:
     still succeeds: the turn is recorded as queued, and the sweeper hands it out once
     the broker is back."""
     try:
-        send(TaskName.RUN_TURN, turn_id, tenant_id=tenant_id)
+        # The tenant rides along, so the worker serves its first database call in its
+        # tenant's turn (messages without it, from earlier releases, still run).
+        send(TaskName.RUN_TURN, turn_id, tenant_id, tenant_id=tenant_id)
     except BrokerUnavailable:
         logger.warning("could not enqueue turn %s; the sweeper will", turn_id, exc_info=True)
 

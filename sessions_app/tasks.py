@@ -30,13 +30,13 @@ def prune_log_lines() -> int:
 # max_retries=None: a turn waiting for its agent's capacity waits as long as it takes
 # (Celery reads None given to retry() as "the default of 3").
 @shared_task(name=TaskName.RUN_TURN, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
-def run_queued_turn(self: Task, turn_id: str) -> None:
+def run_queued_turn(self: Task, turn_id: str, tenant_id: int | None = None) -> None:
     """Run or resume one turn (idempotent: a duplicate delivery claims nothing); a turn
     of an agent at its ``max_running_turns``, or of a tenant holding its share of this
     worker while others wait, tries again shortly, and one that lost the
     database tries again once its lease has run out (it resumes from its log)."""
     try:
-        execute_turn(turn_id)
+        execute_turn(turn_id, tenant_id)
     except (AgentAtCapacity, TurnDeferred) as waiting:
         raise self.retry(countdown=CAPACITY_RETRY_SECONDS) from waiting
     except (OperationalError, InterfaceError, LeaseLost) as lost:

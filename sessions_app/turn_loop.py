@@ -9,7 +9,9 @@ redelivered when the worker is lost); only the waiting is cheap.
 Database work for turns goes to a small thread pool of its own
 (``PLATFORM["WORKER_DB_THREADS"]``): however many turns run, the process holds at most
 that many connections for them, and a turn waiting on its model holds none. Each call
-borrows a connection and gives it back (the pool keeps them open).
+borrows a connection and gives it back (the pool keeps them open). While the threads are
+all busy, tenants' calls take turns (``fair_slots``): one tenant's many turns do not
+queue in front of another's one.
 
 The loop also keeps every running turn's lease fresh and watches their cancel flags,
 with one query for all of them (not one per turn), and counts the turns it runs per
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import logging
 import os
@@ -37,6 +40,7 @@ from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
 from agent_platform.conf import platform_settings
+from sessions_app.fair_slots import FairSlots
 from sessions_app.models import Turn
 from sessions_app.scheduling import lease
 
@@ -47,6 +51,10 @@ T = TypeVar("T")
 # How often the running turns' cancel flags are read (seconds): a stop or a preempt
 # takes effect within this.
 CANCEL_POLL_SECONDS = 0.25
+
+# The tenant whose turn the current asyncio task runs (None before it is known): whose
+# turn a database call is for, so the database threads go to tenants in turn.
+turn_tenant: contextvars.ContextVar[int | None] = contextvars.ContextVar("turn_tenant", default=None)
 
 
 @dataclass
@@ -84,6 +92,9 @@ class TurnLoop:
             concurrent.futures.ThreadPoolExecutor(tool_threads, thread_name_prefix="turn-tools")
         )
         self._db = concurrent.futures.ThreadPoolExecutor(db_threads, thread_name_prefix="turn-db")
+        # As many slots as threads: the calls wait here, fairly between tenants, rather
+        # than in the executor's queue, in arrival order.
+        self._db_slots = FairSlots(db_threads, platform_settings.TURN_TENANT_SHARE)
         self._running: dict[str, _Running] = {}
         self._thread = threading.Thread(target=self._serve, name="turn-loop", daemon=True)
         self._thread.start()
@@ -115,9 +126,11 @@ class TurnLoop:
     # --- for the turns ------------------------------------------------------------------
 
     async def db(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """``func(*args, **kwargs)`` on a database thread, awaited."""
+        """``func(*args, **kwargs)`` on a database thread, awaited; while the threads are
+        all busy, the tenants' calls take turns (``turn_tenant``)."""
         call = functools.partial(_borrowing_a_connection, func, *args, **kwargs)
-        return await self.loop.run_in_executor(self._db, call)
+        async with self._db_slots.slot(turn_tenant.get()):
+            return await self.loop.run_in_executor(self._db, call)
 
     @contextmanager
     def running(

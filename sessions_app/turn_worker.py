@@ -41,7 +41,7 @@ from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
-from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop
+from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop, turn_tenant
 
 logger = logging.getLogger(__name__)
 
@@ -240,11 +240,13 @@ async def _then_drain(sink: DatabaseSink, body: Any) -> TurnOutcome:
         await sink.drain()
 
 
-async def _work_on(turn_id: str, loop: TurnLoop, sink_of_this_turn: list[DatabaseSink]) -> None:
+async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_this_turn: list[DatabaseSink]) -> None:
+    turn_tenant.set(tenant_id)  # this task's own context: its database calls are the tenant's
     started = await loop.db(_begin, turn_id, loop)
     if started is None:
         return
     turn, request = started.turn, started.request
+    turn_tenant.set(turn.session.tenant_id)
     try:
         sink = DatabaseSink(turn.session_id, db=loop.db, fence=Fence(turn.pk, turn.attempts))
         settings = runtime_settings()
@@ -288,7 +290,7 @@ async def _work_on(turn_id: str, loop: TurnLoop, sink_of_this_turn: list[Databas
         await loop.db(_platform_failure, turn, failure)
 
 
-def execute_turn(turn_id: str) -> None:
+def execute_turn(turn_id: str, tenant_id: int | None = None) -> None:
     """Run or resume the turn if this worker can claim it (the Celery task's body): on
     the process's turn loop, waiting here until it has ended.
 
@@ -308,4 +310,4 @@ def execute_turn(turn_id: str) -> None:
         for sink in sinks:
             sink.closed = True
 
-    loop.run(_work_on(turn_id, loop, sinks), on_abandon=abandon)
+    loop.run(_work_on(turn_id, tenant_id, loop, sinks), on_abandon=abandon)
