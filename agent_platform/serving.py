@@ -8,6 +8,8 @@ objects. ``agent_platform.asgi`` calls ``prepare()`` when the application loads,
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import logging
 
@@ -48,6 +50,28 @@ def raise_open_files_limit() -> int:
             return soft
         return hard
     return soft
+
+
+def _malloc_trim() -> None:
+    """Hand the C allocator's free memory back to the system (glibc's ``malloc_trim``;
+    nothing elsewhere)."""
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):  # not glibc
+        trim = None
+    if trim is not None:
+        trim(0)
+
+
+def give_memory_back() -> None:
+    """Free what many closed streams left behind, and give it back to the system.
+
+    The C allocator keeps memory that freed objects leave (to reuse it), so a process
+    that held 10,000 streams kept its RSS after they closed. No full garbage collection
+    first: with thousands of streams still open one stops the event loop for a second.
+    """
+    _malloc_trim()
 
 
 def prepare() -> None:

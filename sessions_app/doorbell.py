@@ -53,6 +53,7 @@ from redis.retry import Retry
 
 from agent_platform.conf import platform_settings
 from agent_platform.db import on_pool
+from agent_platform.serving import give_memory_back
 from sessions_app.models import Session
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,10 @@ RING_PAUSE = 1.0
 # Seconds without a word from Redis before the hub pings it; twice that, and the
 # connection is taken for dead and made again (a peer that vanished sends no reset).
 KEEPALIVE = 30.0
+# Once at least half of this many streams have closed, the memory they held goes back to
+# the system (agent_platform.serving), this many seconds after the count fell that low.
+GIVE_BACK_AFTER = 1000
+GIVE_BACK_DELAY_SECONDS = 2.0
 # Reconnection backoff bounds, seconds (with jitter, so many processes spread out).
 RECONNECT_MIN, RECONNECT_MAX = 0.2, 5.0
 
@@ -282,6 +287,11 @@ class Doorbells:
         self._ping_wanted = False
         self._writer_wake = asyncio.Event()
         self._last_heard = 0.0
+        # Streams followed now, the most since memory was last given back, and whether
+        # giving it back is due (see ``_count``).
+        self._followed = 0
+        self._peak = 0
+        self._giving_back: asyncio.TimerHandle | None = None
 
     # --- streams come and go
 
@@ -290,6 +300,7 @@ class Doorbells:
             self._start_tasks()
         followers = self.watches.setdefault(watch.session_id, set())
         followers.add(watch)
+        self._count(+1)
         self._intervals[watch.poll_interval] += 1
         if watch.poll_interval is not None and watch.poll_interval < self._interval(without=watch.poll_interval):
             self._poller_wake.set()  # the poll looks sooner from now on
@@ -301,6 +312,7 @@ class Doorbells:
         if followers is None or watch not in followers:
             return
         followers.discard(watch)
+        self._count(-1)
         if not followers:
             # Its channel is unsubscribed at the next poll: a stream that reconnects at
             # once finds the subscription still there.
@@ -308,6 +320,19 @@ class Doorbells:
         self._intervals[watch.poll_interval] -= 1
         if not self._intervals[watch.poll_interval]:
             del self._intervals[watch.poll_interval]
+
+    def _count(self, change: int) -> None:
+        """Once at least half of many streams (``GIVE_BACK_AFTER``) have closed, give the
+        memory they held back to the system, a moment later (the rest may be closing too)."""
+        self._followed += change
+        self._peak = max(self._peak, self._followed)
+        if self._peak >= GIVE_BACK_AFTER and self._followed <= self._peak // 2 and self._giving_back is None:
+            self._giving_back = self.loop.call_later(GIVE_BACK_DELAY_SECONDS, self._give_back)
+
+    def _give_back(self) -> None:
+        self._giving_back = None
+        give_memory_back()
+        self._peak = self._followed
 
     async def _subscription(self, session_id: str) -> None:
         """Until Redis has confirmed the session's subscription (or cannot, for now)."""

@@ -20,7 +20,6 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 
-
 _NOBODY = object()  # no waiting tenant may take a slot (None is a tenant: one not known yet)
 
 
