@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,7 +176,7 @@ def test_every_environment_variable_is_in_the_configuration_page():
 
 
 def _tracked_files() -> list[Path]:
-    if (ROOT / ".git").exists():
+    if (ROOT / ".git").exists() and shutil.which("git"):
         listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
         return [ROOT / name for name in listed.decode().split("\0") if name]
     skipped = {".git", ".venv", "var", "node_modules", "test-output", "__pycache__"}
