@@ -84,7 +84,7 @@ class InfoView(APIView):
     """``GET /<slug>/v1/info``: the discovered surface, diagnostics included (even
     when they keep the agent from being served)."""
 
-    @extend_schema(responses=OpenApiResponse(description="The agent's surface (see DESIGN.md §3)."))
+    @extend_schema(responses=OpenApiResponse(description="The agent's surface (see docs/http.md)."))
     def get(self, request: Request, agent_slug: str) -> Response:
         _, surface = served_agent(request, agent_slug, allow_invalid=True)
         return Response(info_document(surface))
