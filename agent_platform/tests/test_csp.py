@@ -64,3 +64,20 @@ def test_a_response_with_its_own_policy_keeps_it(client_for, alice):
     response = client_for(alice).get(f"/weather/v1/artifacts/{artifact.pk}/content")
     assert response.status_code == 200
     assert response.headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+
+
+def test_no_template_carries_inline_script_or_handlers():
+    """What the policy refuses must not be what our own pages rely on."""
+    import re
+    from pathlib import Path
+
+    from django.conf import settings
+
+    inline_script = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", re.IGNORECASE)
+    handler = re.compile(r"<[^>]+\son[a-z]+\s*=", re.IGNORECASE)
+    templates = [path for folder in settings.TEMPLATES[0]["DIRS"] for path in Path(folder).rglob("*.html")]
+    assert templates
+    offending = [
+        str(path) for path in templates if inline_script.search(path.read_text()) or handler.search(path.read_text())
+    ]
+    assert offending == []
