@@ -2,11 +2,15 @@
 
 The page is a shell: everything it shows comes from the agent's JSON API (with the
 visitor's bearer token, the signed-in staff user's session cookie, or nothing on
-loopback in dev mode) and from the WebSocket stream. The shell itself reveals
-nothing, so it is served for any slug; the API decides what the visitor may see.
+loopback in dev mode) and from the WebSocket stream; the API decides what the visitor
+may see. The shell of an agent nobody serves is a 404 page, and so is that of an agent
+a visitor we know (signed in, or the local developer) may not see; a visitor who is
+to type a token gets the shell of any agent that exists, since the token decides.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -16,9 +20,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agent_platform.auth import is_loopback_request, principal_for_user
+from agent_platform.auth import get_dev_principal, is_loopback_request, principal_for_user
 from agent_platform.conf import platform_settings
+from agent_platform.models import Tenant
+from agent_platform.renderers import sanitize_renderer
 from agents.api.views import served_agent
+from agents.models import Agent
+from agents.registry import get_agent, is_valid_slug, visible_to
 
 # How the page authenticates its API calls.
 AUTH_DEV = "dev"  # loopback in dev mode: no credential needed
@@ -26,14 +34,31 @@ AUTH_SESSION = "session"  # a signed-in user linked to a principal: the session 
 AUTH_TOKEN = "token"  # noqa: S105 -- a mode name: anyone else types a bearer token into the page
 
 
-def playground_auth(request: HttpRequest) -> tuple[str, str]:
-    """(auth mode, who the page acts as) for the visitor of a playground page."""
+@dataclass(frozen=True)
+class Visitor:
+    """Who opens a playground page: how the page authenticates, who it acts as, and
+    the tenant whose agents they may see (None: not known until they type a token)."""
+
+    auth: str
+    acting_as: str = ""
+    tenant: Tenant | None = None
+
+
+def playground_visitor(request: HttpRequest) -> Visitor:
     signed_in = principal_for_user(getattr(request, "user", None))
     if signed_in is not None:
-        return AUTH_SESSION, f"{signed_in.tenant.slug}/{signed_in.principal.name}"
+        return Visitor(AUTH_SESSION, f"{signed_in.tenant.slug}/{signed_in.principal.name}", signed_in.tenant)
     if platform_settings.DEV and is_loopback_request(request):
-        return AUTH_DEV, "local developer"
-    return AUTH_TOKEN, ""
+        return Visitor(AUTH_DEV, "local developer", get_dev_principal().tenant)
+    return Visitor(AUTH_TOKEN)
+
+
+def playground_agent(slug: str, visitor: Visitor) -> Agent | None:
+    """The agent whose playground ``/<slug>/playground`` is for ``visitor``, or None."""
+    agent = get_agent(slug) if is_valid_slug(slug) else None
+    if agent is None or visitor.auth == AUTH_TOKEN:
+        return agent
+    return visible_to(agent, visitor.tenant)
 
 
 # Tabs whose routes arrive with later work: each lights up once its URL name exists,
@@ -51,11 +76,14 @@ def _has_route(name: str, agent_slug: str) -> bool:
 
 @ensure_csrf_cookie
 def playground(request: HttpRequest, agent_slug: str) -> HttpResponse:
-    mode, acting_as = playground_auth(request)
+    visitor = playground_visitor(request)
+    if playground_agent(agent_slug, visitor) is None:
+        message = f"No agent is served at /{agent_slug}/."
+        return render(request, "404.html", {"message": message}, status=404)
     config = {
         "agent": agent_slug,
-        "auth": mode,
-        "actingAs": acting_as,
+        "auth": visitor.auth,
+        "actingAs": visitor.acting_as,
         "dev": bool(platform_settings.DEV),
         "routes": {tab: _has_route(name, agent_slug) for tab, name in OPTIONAL_ROUTES.items()},
     }
@@ -64,11 +92,14 @@ def playground(request: HttpRequest, agent_slug: str) -> HttpResponse:
 
 class ToolRenderersView(APIView):
     """``GET /<slug>/playground/renderers``: the agent's ``playground/tools/<tool>.html``
-    fragments, by tool name, for the playground to render those tools' calls."""
+    fragments, by tool name, for the playground to render those tools' calls; each cut
+    down to the allow-list of ``agent_platform.renderers`` (no script can come with it)."""
 
     schema = None  # a page asset, not part of the public API
 
     def get(self, request: Request, agent_slug: str) -> Response:
         _, surface = served_agent(request, agent_slug)
-        renderers = {name: path.read_text(encoding="utf-8") for name, path in surface.playground_tools.items()}
+        renderers = {
+            name: sanitize_renderer(path.read_text(encoding="utf-8")) for name, path in surface.playground_tools.items()
+        }
         return Response({"renderers": renderers})

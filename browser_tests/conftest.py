@@ -32,6 +32,19 @@ CHROMIUM_ARGS = [
 ]
 OUTPUT = Path(os.environ.get("BROWSER_OUTPUT", ROOT / "test-output" / "screenshots"))
 PHONE = {"width": 390, "height": 844}
+# Agents only the browser tests serve: a renderer written by a hostile tenant, a tree
+# with errors, an agent with MCP connections.
+BROWSER_AGENT_TREES = Path(__file__).resolve().parent / "agent_trees"
+
+
+@pytest.fixture(scope="session")
+def browser_agents_dir(live_agents_dir: Path) -> Path:
+    """The live AGENTS_DIR with the browser tests' own agents beside the others."""
+    for tree in BROWSER_AGENT_TREES.iterdir():
+        link = live_agents_dir / tree.name
+        if (tree / "agent").is_dir() and not link.exists():
+            link.symlink_to(tree)
+    return live_agents_dir
 
 
 def _serve(worker: Any, agents_dir: Path, tmp_path_factory: Any, *, dev: bool) -> Iterator[str]:
@@ -49,15 +62,15 @@ def _serve(worker: Any, agents_dir: Path, tmp_path_factory: Any, *, dev: bool) -
 
 
 @pytest.fixture(scope="session")
-def web_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iterator[str]:
+def web_server(celery_worker_process, browser_agents_dir, tmp_path_factory) -> Iterator[str]:
     """``http://127.0.0.1:<port>`` in dev mode: loopback visitors are the local developer."""
-    yield from _serve(celery_worker_process, live_agents_dir, tmp_path_factory, dev=True)
+    yield from _serve(celery_worker_process, browser_agents_dir, tmp_path_factory, dev=True)
 
 
 @pytest.fixture(scope="session")
-def deployed_server(celery_worker_process, live_agents_dir, tmp_path_factory) -> Iterator[str]:
+def deployed_server(celery_worker_process, browser_agents_dir, tmp_path_factory) -> Iterator[str]:
     """The same, with dev mode off: every visitor needs a token or a signed-in user."""
-    yield from _serve(celery_worker_process, live_agents_dir, tmp_path_factory, dev=False)
+    yield from _serve(celery_worker_process, browser_agents_dir, tmp_path_factory, dev=False)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ import urllib.request
 
 from playwright.sync_api import expect
 
+from agents.discovery.diagnostics import IMPORT_FAILED, NO_INSTRUCTIONS
 from browser_tests.conftest import assert_controls_labelled, assert_fits_width
 
 
@@ -216,6 +217,8 @@ def test_logs_evals_and_abs_tabs(page):
     open_playground(page)
     page.get_by_role("tab", name="Logs").click()
     expect(page.locator("#tab-logs")).to_be_visible()
+    expect(page.locator("#logs-status")).to_contain_text("No lines yet")
+    expect(page.locator("#logs")).to_be_hidden()
     page.get_by_role("tab", name="Evals").click()
     expect(page.locator("#evals")).not_to_be_empty()
     page.get_by_role("tab", name="A/Bs").click()
@@ -297,3 +300,54 @@ def test_routes_sharing_a_path_get_distinct_commands(page):
     page.get_by_label("Message").fill("/ops.ping.get")
     page.get_by_label("Message").press("Enter")
     expect(page.locator(".note pre").last).to_contain_text('"channel": "ops"')
+
+
+def test_the_surface_tab_shows_where_each_mcp_connection_goes(page, screenshot):
+    open_playground(page, "wired")
+    page.get_by_role("tab", name="Surface").click()
+    connections = page.locator(".surface-section", has_text="MCP connections")
+    expect(connections.locator("h2")).to_have_text("MCP connections (2)")
+    search = connections.locator("li", has_text="search")
+    expect(search.locator(".connection-target")).to_have_text("http://127.0.0.1:9/mcp")
+    expect(search).to_contain_text("Search over streamable HTTP.")
+    files = connections.locator("li", has_text="files")
+    expect(files.locator(".connection-target")).to_have_text("files-mcp-server")
+    expect(files).to_contain_text("host code only")
+    screenshot(page, "mcp-connections")
+
+
+def test_an_unknown_agents_playground_is_a_not_found_page(page, page_errors, screenshot):
+    response = page.goto("/no-such-agent/playground")
+    assert response.status == 404
+    expect(page.locator("h1")).to_have_text("Not found")
+    expect(page.locator("#not-found-message")).to_have_text("No agent is served at /no-such-agent/.")
+    expect(page.get_by_role("link", name="agents index")).to_have_attribute("href", "/")
+    screenshot(page, "unknown-agent")
+    page_errors[:] = [line for line in page_errors if "status of 404" not in line]
+
+
+def test_a_broken_agents_playground_shows_its_diagnostics_before_anyone_types(page, screenshot):
+    page.goto("/broken/playground")
+    expect(page.locator("body[data-ready='1']")).to_be_attached()
+    panel = page.locator("#agent-diagnostics")
+    expect(panel).to_be_visible()
+    expect(panel.locator("h2")).to_have_text("broken is not served: its tree has 2 errors")
+    missing = panel.locator(f"li[data-code='{NO_INSTRUCTIONS.id}']")
+    expect(missing).to_contain_text(NO_INSTRUCTIONS.id)
+    expect(missing.locator(".hint")).to_have_text(f"Hint: {NO_INSTRUCTIONS.hint}")
+    failed = panel.locator(f"li[data-code='{IMPORT_FAILED.id}']")
+    expect(failed).to_contain_text("lookup.py")
+    expect(failed).to_contain_text("ten")
+    expect(page.get_by_label("Message")).to_be_disabled()
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()
+    assert_controls_labelled(page)
+    screenshot(page, "broken-agent")
+
+
+def test_a_broken_agents_diagnostics_show_before_a_token_is_typed(deployed_page, page_errors):
+    deployed_page.goto("/broken/playground")
+    expect(deployed_page.locator("body[data-ready='1']")).to_be_attached()
+    panel = deployed_page.locator("#agent-diagnostics")
+    expect(panel.locator(f"li[data-code='{NO_INSTRUCTIONS.id}'] .hint")).to_have_text(f"Hint: {NO_INSTRUCTIONS.hint}")
+    # The health probe answered 503, as it should for a broken agent; Chromium logs that.
+    page_errors[:] = [line for line in page_errors if "status of 503" not in line]

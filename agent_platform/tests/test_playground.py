@@ -50,8 +50,28 @@ def test_a_visitor_without_credentials_gets_the_shell_asking_for_a_token(db):
     assert b'<label for="token-input">API token</label>' in response.content
 
 
-def test_the_shell_reveals_nothing_about_whether_an_agent_exists(db):
-    assert Client().get("/no-such-agent/playground").status_code == 200
+def test_the_playground_of_an_unknown_agent_is_a_not_found_page(db):
+    response = Client().get("/no-such-agent/playground")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+    assert b"No agent is served at /no-such-agent/." in response.content
+    assert Client().get("/not%00a-slug/playground").status_code == 404
+
+
+def test_a_private_agent_is_not_found_for_a_visitor_of_another_tenant(db, mallory, alice):
+    from agents.models import Agent, AgentSource
+
+    Agent.objects.create(
+        slug="acme-weather", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=get_agent("weather").path
+    )
+    user = get_user_model().objects.create_user("mallory-staff", password="pw", is_staff=True)
+    mallory.user = user
+    mallory.save()
+    signed_in = Client()
+    signed_in.force_login(user)
+    assert signed_in.get("/acme-weather/playground").status_code == 404
+    # A visitor who has yet to type a token gets the shell; the token decides what it shows.
+    assert Client().get("/acme-weather/playground").status_code == 200
 
 
 def test_signed_in_staff_act_as_their_principal(staff_client):

@@ -185,7 +185,9 @@ function toolCard(call, turnId, data) {
 
 // A tool's own renderer (agent/playground/tools/<tool>.html) replaces the default view:
 // elements with data-field="args.x" / "output.y" / "isError" / "toolName" get that value
-// as text; data-show="output" elements appear once the call has a result.
+// as text; data-show="output" elements appear once the call has a result. The fragment
+// is the agent author's HTML as the server cut it down to an allow-list (no script, no
+// on* attribute, no javascript: URL); the page's CSP would refuse any that got through.
 function applyRenderer(card, record) {
   const html = state.renderers[record.toolName];
   if (!html) return;
@@ -194,7 +196,6 @@ function applyRenderer(card, record) {
   if (!slot.dataset.filled) {
     const template = document.createElement("template");
     template.innerHTML = html;
-    template.content.querySelectorAll("script").forEach((node) => node.remove());
     slot.replaceChildren(template.content);
     slot.dataset.filled = "1";
   }
@@ -522,7 +523,13 @@ function renderSurface() {
     section("Tools", info.tools, (t) => [el("strong", { text: t.name }), t.description ? ` — ${t.description}` : "", schemaBlock("input schema", t.inputSchema ?? t.parameters ?? t)]),
     section("Skills", info.skills, (s) => [el("strong", { text: s.name }), s.description ? ` — ${s.description}` : ""]),
     section("Subagents", info.subagents, (s) => [el("strong", { text: s.id }), s.description ? ` — ${s.description}` : "", ` (tools: ${(s.tools || []).join(", ") || "none"})`]),
-    section("MCP connections", [...(info.mcpConnections || []), ...(info.hostConnections || [])], (c) => [el("strong", { text: c.name }), ` ${c.transport || ""} ${c.url || c.command || ""}`]),
+    section("MCP connections", [...(info.mcpConnections || []), ...(info.hostConnections || []).map((c) => ({ ...c, hostOnly: true }))], (c) => [
+      el("strong", { text: c.name }),
+      ` ${c.transport || ""} `,
+      el("code", { class: "connection-target", text: c.target || "" }),
+      c.hostOnly ? " · host code only" : "",
+      c.description ? ` — ${c.description}` : "",
+    ]),
     section("Channels", info.channels, (c) => [el("strong", { text: c.name }), el("ul", {}, (c.routes || []).map((r) => el("li", {}, el("code", { text: `${r.method} ${r.url}` }), r.description ? ` — ${r.description}` : "")))]),
     section("Schedules", info.schedules, (s) => [el("strong", { text: s.name }), ` `, el("code", { text: s.cron }), s.description ? ` — ${s.description}` : ""]),
     section("Hooks", info.hooks, (h) => [el("strong", { text: h.name }), ` on ${(h.events || []).join(", ")}`]),
@@ -710,19 +717,28 @@ function chooseCommand(name) {
 
 // ------------------------------------------------------------------ logs, evals, A/Bs
 
+function logLine(line) {
+  const session = line.sessionId ? ` [${line.sessionId}]` : "";
+  return `${line.at} ${line.level} ${line.logger}${session} ${line.message}\n`;
+}
+
 async function pollLogs() {
+  const logs = $("logs");
+  const status = $("logs-status");
   try {
     const { body } = await call("GET", `${api}/logs?after=${state.logsAfter}`);
-    const lines = body.lines || body.logs || [];
-    for (const line of lines) {
-      $("logs").textContent += `${line.at || ""} ${line.level || ""} ${line.logger || ""} ${line.message || JSON.stringify(line)}\n`;
-    }
-    if (body.next !== undefined) state.logsAfter = body.next;
-    else if (lines.length) state.logsAfter = lines[lines.length - 1].id ?? state.logsAfter + lines.length;
+    for (const line of body.lines) logs.textContent += logLine(line);
+    state.logsAfter = body.next;
+    status.className = "muted";
+    status.textContent = "No lines yet: what this agent's code logs (any logger) appears here, with the session id.";
+    status.hidden = logs.textContent !== "";
   } catch (error) {
-    $("logs").textContent = `Logs unavailable: ${error.message}`;
+    status.className = "error";
+    status.textContent = `Logs unavailable: ${error.message}`;
+    status.hidden = false;
     stopLogs();
   }
+  logs.hidden = logs.textContent === "";
 }
 
 function startLogs() {
@@ -788,16 +804,61 @@ function loadAbs() {
 
 // ------------------------------------------------------------------ start-up
 
+// What discovery found wrong with the agent's tree, shown above everything before anyone
+// types: with errors the agent is not served, so the composer is off until they are fixed.
+function showDiagnostics(diagnostics) {
+  const box = $("agent-diagnostics");
+  const errors = diagnostics.filter((d) => d.severity === "error");
+  box.hidden = diagnostics.length === 0;
+  box.classList.toggle("has-errors", errors.length > 0);
+  const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  box.replaceChildren(
+    el("h2", {
+      id: "agent-diagnostics-title",
+      text: errors.length ? `${slug} is not served: its tree has ${count(errors.length, "error")}` : `${slug} has ${count(diagnostics.length, "warning")}`,
+    }),
+    el(
+      "ul",
+      {},
+      diagnostics.map((d) =>
+        el(
+          "li",
+          { class: `diagnostic ${d.severity}`, "data-code": d.code },
+          el("code", { text: d.code }),
+          ` ${d.severity} ${d.path}: ${d.message}`,
+          d.hint ? el("div", { class: "hint", text: `Hint: ${d.hint}` }) : null,
+        ),
+      ),
+    ),
+    errors.length ? el("p", { class: "muted", text: "Fix the tree and reload this page; python manage.py agent validate prints the same list." }) : null,
+  );
+  for (const id of ["message", "send"]) $(id).disabled = errors.length > 0;
+  if (errors.length) $("message").placeholder = "This agent takes no messages until its errors are fixed.";
+}
+
+// Before a token is typed the agent's info is out of reach, but the health probe of a
+// shared agent needs none and carries the same diagnostics.
+async function probeHealth() {
+  try {
+    await call("GET", `${api}/health`);
+  } catch (error) {
+    if (error.status === 503 && error.body && Array.isArray(error.body.diagnostics)) showDiagnostics(error.body.diagnostics);
+  }
+}
+
 async function loadInfo() {
   try {
     const { body } = await call("GET", `${api}/info`);
     state.info = body;
     $("agent-model").textContent = `model ${body.model}`;
+    showDiagnostics(body.diagnostics || []);
     buildCommands();
+    state.renderers = {};
+    const served = !(body.diagnostics || []).some((d) => d.severity === "error");
     try {
-      state.renderers = (await call("GET", `/${slug}/playground/renderers`)).body.renderers || {};
+      if (served) state.renderers = (await call("GET", `/${slug}/playground/renderers`)).body.renderers || {};
     } catch {
-      state.renderers = {};
+      // The default view serves every tool.
     }
     notice("");
     return true;
@@ -868,7 +929,7 @@ function setUp() {
 setUp();
 const waitsForToken = config.auth === "token" && !token();
 if (waitsForToken) notice("Enter an API token to use this agent.");
-(waitsForToken ? Promise.resolve(false) : loadInfo()).then((ok) => {
+(waitsForToken ? probeHealth().then(() => false) : loadInfo()).then((ok) => {
   const requested = new URL(location.href).searchParams.get("session");
   if (ok && requested) openSession(requested);
   document.body.dataset.ready = "1";

@@ -1,0 +1,3 @@
+from agents.sdk import define_mcp_connection
+
+files = define_mcp_connection(command="files-mcp-server", args=["--read-only"])
