@@ -65,6 +65,11 @@ UNKNOWN_FILE_TOOL = _error(
 )
 FILE_TOOLS_WITHOUT_ROOT = _error(30, "Declare define_agent(root=...) to get file tools, or drop tools=[...].")
 WRITE_TOOLS_ON_READ_ONLY_ROOT = _error(31, "Drop the write tools from tools=[...], or give the agent a writable root.")
+HANDLER_SIGNATURE = _error(
+    32,
+    "Take the event first: a hook handler is def on_event(event, ctx), a channel's events handler "
+    "def on_event(event, channel, ctx) (plain or async).",
+)
 INVALID_SLUG = _warning(27, "Agent folder names match [A-Za-z0-9][A-Za-z0-9_-]* and are not reserved segments.")
 
 

@@ -8,6 +8,7 @@ broken is an error naming the path, an odd one is a warning.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -471,6 +472,7 @@ def discover_agent(
         walk.report(
             codes.NO_INSTRUCTIONS, tree / "instructions.md", "the agent has no instructions (or they are empty)"
         )
+    _check_handlers(walk, surface)
     _check_file_tools(tree, walk, surface)
     _check_playground(walk, surface)
     _check_connections(walk, surface, outbound or OutboundPolicy())
@@ -514,6 +516,56 @@ def _check_file_tools(tree: Path, walk: Walk, surface: AgentSurface) -> None:
         walk.report(
             codes.WRITE_TOOLS_ON_READ_ONLY_ROOT, tree / "agent.py", f"{writes!r} cannot write to a read-only root"
         )
+
+
+# Names an author gives the context parameter; a handler taking one of them first was
+# written for the old (ctx, event) order.
+CONTEXT_PARAMETERS = frozenset({"ctx", "context", "context_"})
+
+
+def _check_handlers(walk: Walk, surface: AgentSurface) -> None:
+    """Refuse hook and channel ``events`` handlers that cannot be called event first,
+    now rather than at every event (where a raise is only logged)."""
+    subscribers: list[tuple[str, str, Entry[sdk.Hook] | Entry[sdk.Channel], tuple[str, ...]]] = [
+        ("hook", name, entry, ("event", "ctx")) for name, entry in surface.hooks.items()
+    ]
+    subscribers += [("channel", name, entry, ("event", "channel", "ctx")) for name, entry in surface.channels.items()]
+    for kind, name, entry, order in subscribers:
+        for event_type, handler in entry.value.events.items():
+            problem = handler_signature_problem(handler, order)
+            if problem is not None:
+                where = f"{kind} {name!r}: the handler for {event_type!r}"
+                walk.report(codes.HANDLER_SIGNATURE, entry.path, f"{where} {problem}")
+    for child in surface.subagents.values():
+        _check_handlers(walk, child)
+
+
+def handler_signature_problem(handler: Callable[..., object], order: tuple[str, ...]) -> str | None:
+    """Why ``handler`` cannot be called with ``order`` (e.g. ``("event", "ctx")``), or None."""
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return None
+    positional = [
+        parameter
+        for parameter in signature.parameters.values()
+        if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    wanted = f"({', '.join(order)})"
+    if positional and _is_context(positional[0]):
+        taken = ", ".join(parameter.name for parameter in positional)
+        return f"takes ({taken}), the context first; it is called {wanted}"
+    try:
+        signature.bind(*order)
+    except TypeError:
+        return f"takes {signature}; it is called {wanted}"
+    return None
+
+
+def _is_context(parameter: inspect.Parameter) -> bool:
+    annotation = parameter.annotation
+    name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    return parameter.name in CONTEXT_PARAMETERS or str(name).endswith("Context")
 
 
 def _check_playground(walk: Walk, surface: AgentSurface) -> None:

@@ -92,6 +92,10 @@ BROKEN_TREES: dict[str, dict[str, str]] = {
         "agent = define_agent(root=temp_fs(), tools=['Cat'])\n"
     },
     "agents.E030": {"agent/agent.py": "from agents.sdk import define_agent\n\nagent = define_agent(tools=['Read'])\n"},
+    "agents.E032": {
+        "agent/hooks/audit.py": "from agents.sdk import define_hook\n\n\n"
+        "def on_done(ctx, event):\n    return None\n\n\nhook = define_hook(events={'turn.completed': on_done})\n"
+    },
 }
 
 
