@@ -33,6 +33,7 @@ def test_each_broken_tree_gives_its_error(tmp_path, code):
     assert [d.code.id for d in surface.errors] == [code]
 
 
+@pytest.mark.slow  # a manage.py process of its own
 def test_manage_py_check_reports_every_broken_agent_with_its_id_and_hint(tmp_path):
     slugs = write_broken_trees(tmp_path / "agents")
     result = manage(tmp_path / "agents", tmp_path, "check")
@@ -44,6 +45,7 @@ def test_manage_py_check_reports_every_broken_agent_with_its_id_and_hint(tmp_pat
     assert "HINT: Fix the error at the line shown" in output  # E001's hint
 
 
+@pytest.mark.slow  # a manage.py process of its own
 def test_the_agent_checks_run_alone_under_their_tag(tmp_path):
     write_tree(tmp_path / "agents" / "broken", {"agent/tools/echo.py": "raise ValueError('broken')\n"})
     result = manage(tmp_path / "agents", tmp_path, "check", "--tag", "agents")
@@ -51,6 +53,7 @@ def test_the_agent_checks_run_alone_under_their_tag(tmp_path):
     assert "broken/agent/tools/echo.py: (agents.E001) ValueError: broken" in result.stderr
 
 
+@pytest.mark.slow  # a manage.py process of its own
 def test_a_clean_agents_dir_passes_and_a_warning_does_not_fail_the_check(tmp_path):
     write_tree(tmp_path / "agents" / "fine", {**INSTRUCTIONS, "agent/tools/notes.txt": "stray"})
     result = manage(tmp_path / "agents", tmp_path, "check", "--tag", "agents")
@@ -58,6 +61,7 @@ def test_a_clean_agents_dir_passes_and_a_warning_does_not_fail_the_check(tmp_pat
     assert "fine/agent/tools/notes.txt: (agents.W012)" in result.stdout + result.stderr
 
 
+@pytest.mark.slow  # a manage.py process of its own
 def test_the_agent_command_is_not_stopped_by_another_broken_agent(tmp_path):
     write_tree(tmp_path / "agents" / "fine", INSTRUCTIONS)
     write_tree(tmp_path / "agents" / "broken", {"agent/tools/echo.py": "raise ValueError('broken')\n"})
