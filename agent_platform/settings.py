@@ -70,7 +70,6 @@ INSTALLED_APPS = [
     "agent_platform",
     "agents",
     "sessions_app",
-    "extensions_app",
 ]
 
 MIDDLEWARE = [

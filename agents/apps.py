@@ -6,3 +6,6 @@ class AgentsConfig(AppConfig):
 
     name = "agents"
     verbose_name = "Agents"
+
+    def ready(self) -> None:
+        from agents import checks  # noqa: F401  registers the agent diagnostics as system checks

@@ -34,7 +34,7 @@ from agents.sdk import HookContext, define_hook
 logger = logging.getLogger(__name__)
 
 
-def on_turn_completed(ctx: HookContext, event: dict) -> None:
+def on_turn_completed(event: dict, ctx: HookContext) -> None:
     logger.info("turn completed in session %s", ctx.session.id)
 
 

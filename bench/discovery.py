@@ -44,7 +44,7 @@ SKILL = "---\ndescription: Skill number {n}\n---\nStep one. Step two.\n"
 HOOK = """from agents.sdk import define_hook
 
 
-def handle(ctx, event):
+def handle(event, ctx):
     return None
 
 

@@ -1,10 +1,11 @@
 """Handing a session's recorded events to its channel's ``events`` handlers and its hooks.
 
-Contract (DESIGN.md §5): per session, in index order and one event at a time, each
-event goes to the session channel's handler for it, then to each hook in discovery
-order. A handler that raises is logged (logger ``agent_platform.hooks``, tagged so the
-line shows in ``GET /<slug>/v1/logs``) and skipped. Each event reaches a handler at
-most once, and a restart never replays old events.
+Contract: per session, in index order and one event at a time, each event goes to
+the session channel's handler for it, called ``handler(event, channel, ctx)``, then to
+each hook in discovery order, called ``handler(event, ctx)`` (the event first). A
+handler that raises is logged (logger ``agent_platform.hooks``, tagged so the line
+shows in ``GET /<slug>/v1/logs``) and skipped. Each event reaches a handler at most
+once, and a restart never replays old events.
 
 How:
 
@@ -53,7 +54,7 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from agents.discovery import AgentSurface
 from agents.registry import subscribed_event_types, surface_for
-from agents.sdk import HookContext
+from agents.sdk import ChannelSession, HookContext
 from sessions_app.host import host_for, session_info
 from sessions_app.models import Event, Session
 from sessions_app.queues import TaskName, send
@@ -73,7 +74,8 @@ TRAILING_MARGIN_SECONDS = 0.25
 SWEEP_MIN_AGE = timedelta(seconds=5)
 SWEEP_MAX_SESSIONS = 500
 
-Handler = Any  # sdk handlers are plain or async callables taking (ctx, event)
+# sdk handlers are plain or async callables: a hook's take (event, ctx), a channel's (event, channel, ctx)
+Handler = Any
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,11 @@ def _deliver(targets: list[Subscriber], context: HookContext, session: Session, 
             continue
         try:
             # A context of its own: a handler that changes it cannot mislead the next one.
-            _call(handler, replace(context, session=replace(context.session)), event)
+            own = replace(context, session=replace(context.session))
+            if target.kind == "channel":
+                _call(handler, event, ChannelSession(target.name, session.pk), own)
+            else:
+                _call(handler, event, own)
         except SoftTimeLimitExceeded:
             raise  # the task is out of time: give up (the rest of the claimed batch is skipped)
         except Exception:  # the contract: a handler that raises is logged and skipped
@@ -200,12 +206,12 @@ def _deliver(targets: list[Subscriber], context: HookContext, session: Session, 
             )
 
 
-def _call(handler: Handler, context: HookContext, event: dict[str, Any]) -> None:
+def _call(handler: Handler, *arguments: Any) -> None:
     """Run a plain or async handler to completion."""
     if inspect.iscoroutinefunction(handler):
-        async_to_sync(handler)(context, event)
+        async_to_sync(handler)(*arguments)
         return
-    result = handler(context, event)
+    result = handler(*arguments)
     if inspect.isawaitable(result):
         async_to_sync(_awaited)(result)
 

@@ -34,7 +34,7 @@ def _warning(number: int, hint: str) -> Code:
 IMPORT_FAILED = _error(1, "Fix the error at the line shown; the file is imported when the agent loads.")
 NO_DEFINITION = _error(2, "Define exactly one object with the slot's helper, e.g. @tool or define_hook(...).")
 SEVERAL_DEFINITIONS = _error(3, "Keep one definition per file; move the others to files of their own.")
-WRONG_HELPER = _error(4, "Use the helper that belongs to this folder (see DESIGN.md §3).")
+WRONG_HELPER = _error(4, "Use the helper that belongs to this folder, named in the message.")
 DOUBLE_UNDERSCORE = _error(5, "Remove '__' from the name; it separates an extension's namespace from its names.")
 SHADOWS_FILE_TOOL = _error(6, "Rename the tool; this name belongs to a file tool the platform synthesizes.")
 NO_INSTRUCTIONS = _error(7, "Add agent/instructions.md (or instructions.py, or an instructions/ folder).")
@@ -48,7 +48,9 @@ INVALID_SKILL = _error(14, "Start the file with YAML front matter holding a desc
 EVALS_WITHOUT_CONFIG = _error(15, "Add evals/evals.config.py with define_evals_config(...).")
 IGNORED_FILE = _warning(16, "Remove the file; it has no effect here.")
 INVALID_NAME = _error(17, "Use letters, digits, '_' and '-' in file and folder names (at most 64 characters).")
-UNKNOWN_EVENT = _warning(18, "Use an event type of DESIGN.md §5, or '*' for all.")
+UNKNOWN_EVENT = _warning(
+    18, "Use an event type the platform records (e.g. 'turn.completed', 'action.result'), or '*' for all."
+)
 DUPLICATE_NAME = _error(19, "Rename one of them; names are shared between tools and subagents.")
 MOUNT_NOT_FOUND = _error(20, "Name an installed package, an 'agent_platform.extensions' entry point, or a folder.")
 INVALID_EXTENSION_CONFIG = _error(21, "Give the config the extension's define_extension(config=...) model expects.")
@@ -63,6 +65,11 @@ UNKNOWN_FILE_TOOL = _error(
 )
 FILE_TOOLS_WITHOUT_ROOT = _error(30, "Declare define_agent(root=...) to get file tools, or drop tools=[...].")
 WRITE_TOOLS_ON_READ_ONLY_ROOT = _error(31, "Drop the write tools from tools=[...], or give the agent a writable root.")
+HANDLER_SIGNATURE = _error(
+    32,
+    "Take the event first: a hook handler is def on_event(event, ctx), a channel's events handler "
+    "def on_event(event, channel, ctx) (plain or async).",
+)
 INVALID_SLUG = _warning(27, "Agent folder names match [A-Za-z0-9][A-Za-z0-9_-]* and are not reserved segments.")
 
 

@@ -1,6 +1,6 @@
 """Discovery: from an agent folder to its surface and diagnostics.
 
-``AGENTS_DIR/<slug>/agent/`` is walked slot by slot (DESIGN.md §3). Each Python
+``AGENTS_DIR/<slug>/agent/`` is walked slot by slot, in the order of ``slots.SLOTS``. Each Python
 file is imported on its own and must hold exactly one definition of its slot's
 type; Markdown slots are parsed. Nothing is swallowed: a file that is there and
 broken is an error naming the path, an odd one is a warning.
@@ -8,11 +8,12 @@ broken is an error naming the path, an odd one is a warning.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from croniter import croniter
 
@@ -21,6 +22,15 @@ from agents.discovery import diagnostics as codes
 from agents.discovery.diagnostics import Code, Diagnostic
 from agents.discovery.loader import LoadFailure, TreeLoader, definitions_in
 from agents.discovery.markdown import FrontMatterError, split_front_matter
+from agents.discovery.slots import (
+    AGENT_ONLY,
+    EXTENSION_SPEC_FILE,
+    IN_TREE,
+    KNOWN_ENTRIES,
+    ROOT_ONLY,
+    SLOTS,
+    Slot,
+)
 from agents.discovery.surface import FILE_TOOLS, AgentSurface, Entry, InstructionPart, SkillDoc
 from agents.runtime.fs.tools import FILE_TOOL_NAMES, WRITE_FILE_TOOLS, is_read_only
 from agents.runtime.outbound import OutboundPolicy, OutboundRefused
@@ -28,38 +38,6 @@ from agents.runtime.outbound import OutboundPolicy, OutboundRefused
 T = TypeVar("T")
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
-# Top-level entries of an agent tree that discovery knows (anything else is a warning).
-KNOWN_ENTRIES = frozenset(
-    {
-        "agent.py",
-        "instructions.md",
-        "instructions.py",
-        "instructions",
-        "tools",
-        "skills",
-        "mcp-connections",
-        "host-connections",
-        "subagents",
-        "extensions",
-        "channels",
-        "hooks",
-        "schedules",
-        "ab.py",
-        "ab",
-        "ab.config.py",
-        "artifacts.py",
-        "result.py",
-        "storage.py",
-        "otel.py",
-        "sandbox",
-        "playground",
-        "lib",
-        "README.md",
-        "__init__.py",
-    }
-)
-# Paths that configure the agent itself; an extension carrying them is warned and they are ignored.
-AGENT_ONLY = frozenset({"agent.py", "storage.py", "otel.py", "ab.config.py", "playground", "extensions", "sandbox.py"})
 
 
 def is_skipped(path: Path | str) -> bool:
@@ -76,12 +54,14 @@ def is_skipped(path: Path | str) -> bool:
 @dataclass
 class Walk:
     """Where a walk stands: the loader, the folder diagnostic paths are relative to,
-    the list diagnostics go to, and the extension namespace (None for the agent's own)."""
+    the list diagnostics go to, the extension namespace (None for the agent's own), and
+    the event types hooks may subscribe to."""
 
     loader: TreeLoader
     base: Path
     diagnostics: list[Diagnostic]
     extension: str | None = None
+    known_events: frozenset[str] = frozenset()
 
     def report(self, code: Code, path: Path, message: str) -> None:
         try:
@@ -108,10 +88,12 @@ class Walk:
         [value] = found
         if not isinstance(value, expected):
             wanted = expected.__name__ if isinstance(expected, type) else " or ".join(t.__name__ for t in expected)
+            helper = _HELPERS.get(expected)
+            made_by = f" (made by {helper})" if helper else ""
             self.report(
                 codes.WRONG_HELPER,
                 file,
-                f"{slot} expects a {wanted}, but {file.name!r} defines a {type(value).__name__}",
+                f"{slot} expects a {wanted}{made_by}, but {file.name!r} defines a {type(value).__name__}",
             )
             return None
         return value  # type: ignore[return-value]
@@ -140,23 +122,35 @@ def _python_files(folder: Path, walk: Walk) -> list[Path]:
     return files
 
 
-def _named_definitions(
-    folder: Path, walk: Walk, expected: type[T], slot: str, target: dict[str, Entry[T]], kind: str
-) -> None:
+def _named(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
+    """A folder of ``<name>.py`` files, one definition each, by file name."""
+    [path] = slot.paths
+    folder = tree / path
     if not folder.is_dir():
         return
+    target: dict[str, Entry[Any]] = getattr(surface, slot.field)
     for file in _python_files(folder, walk):
-        if not walk.check_name(file.stem, file, kind):
+        if not walk.check_name(file.stem, file, slot.disable or path):
             continue
-        value = walk.load_one(file, expected, slot)
+        value = walk.load_one(file, slot.definition or (), f"{path}/")
         if value is not None:
             target[file.stem] = Entry(value, file, walk.extension)
+
+
+def _single(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
+    """One file holding one definition (``agent.py``, ``result.py``, ...)."""
+    [name] = slot.paths
+    file = tree / name
+    if file.is_file():
+        value = walk.load_one(file, slot.definition or (), name)
+        if value is not None:
+            setattr(surface, slot.field, value)
 
 
 # --- slots ------------------------------------------------------------------------------------
 
 
-def _tools(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+def _tools(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     folder = tree / "tools"
     if not folder.is_dir():
         return
@@ -188,7 +182,7 @@ def _skill_from_markdown(file: Path, walk: Walk) -> SkillDoc | None:
     return SkillDoc(description.strip(), body)
 
 
-def _skills(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+def _skills(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot | None = None) -> None:
     folder = tree / "skills"
     if not folder.is_dir():
         return
@@ -220,7 +214,7 @@ def _skills(tree: Path, walk: Walk, surface: AgentSurface) -> None:
         surface.skills[name] = Entry(doc, file, walk.extension)
 
 
-def _instructions(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+def _instructions(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     markdown = [tree / "instructions.md"] if (tree / "instructions.md").is_file() else []
     python = [tree / "instructions.py"] if (tree / "instructions.py").is_file() else []
     folder = tree / "instructions"
@@ -249,7 +243,7 @@ def _valid_cron(expression: str) -> bool:
     return len(expression.split()) == 5 and croniter.is_valid(expression)
 
 
-def _schedules(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+def _schedules(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     folder = tree / "schedules"
     if not folder.is_dir():
         return
@@ -287,7 +281,7 @@ def _schedules(tree: Path, walk: Walk, surface: AgentSurface) -> None:
         surface.schedules[path.stem] = Entry(schedule, path, walk.extension)
 
 
-def _hooks(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozenset[str]) -> None:
+def _hooks(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     folder = tree / "hooks"
     if not folder.is_dir():
         return
@@ -308,12 +302,12 @@ def _hooks(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozense
             walk.report(codes.EMPTY_HOOK, path, f"hook {name!r} subscribes to no event; it is skipped")
             continue
         for event_type in hook.events:
-            if event_type != "*" and event_type not in known_events:
+            if event_type != "*" and event_type not in walk.known_events:
                 walk.report(codes.UNKNOWN_EVENT, path, f"hook {name!r} subscribes to unknown event {event_type!r}")
         surface.hooks[name] = Entry(hook, path, walk.extension)
 
 
-def _experiments(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+def _experiments(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     files: list[tuple[str, Path]] = []
     if (tree / "ab.py").is_file():
         files.append(("default", tree / "ab.py"))
@@ -332,12 +326,7 @@ def _experiments(tree: Path, walk: Walk, surface: AgentSurface) -> None:
         surface.experiments[name] = Entry(experiment, file, walk.extension)
 
 
-def _single_file(tree: Path, walk: Walk, name: str, expected: type[T]) -> T | None:
-    file = tree / name
-    return walk.load_one(file, expected, name) if file.is_file() else None
-
-
-def _seeds(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+def _seeds(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     sandbox = tree / "sandbox"
     if sandbox.is_dir():
         for path in sorted(sandbox.iterdir()):
@@ -357,7 +346,7 @@ def _seeds(tree: Path, walk: Walk, surface: AgentSurface) -> None:
         surface.seeds.setdefault(path.relative_to(workspace).as_posix(), path)
 
 
-def _subagents(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozenset[str]) -> None:
+def _subagents(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     folder = tree / "subagents"
     if not folder.is_dir():
         return
@@ -370,14 +359,15 @@ def _subagents(tree: Path, walk: Walk, surface: AgentSurface, known_events: froz
         if not walk.check_name(path.name, path, "subagent"):
             continue
         child = AgentSurface(slug=f"{surface.slug}/{path.name}", path=path)
-        walk_tree(path, Walk(walk.loader, walk.base, walk.diagnostics, walk.extension), child, "subagent", known_events)
+        walk_tree(path, replace(walk), child, "subagent")
         if not child.config.description:
             walk.report(codes.NO_DESCRIPTION, path / "agent.py", f"subagent {path.name!r} has no description")
         surface.subagents[path.name] = child
 
 
-def walk_tree(tree: Path, walk: Walk, surface: AgentSurface, kind: str, known_events: frozenset[str]) -> None:
-    """Fill ``surface`` from one tree. ``kind`` is ``root``, ``subagent`` or ``extension``."""
+def walk_tree(tree: Path, walk: Walk, surface: AgentSurface, kind: str) -> None:
+    """Fill ``surface`` from one tree, slot by slot in the order of ``SLOTS``.
+    ``kind`` is ``root``, ``subagent`` or ``extension``."""
     for path in sorted(tree.iterdir()):
         if is_skipped(path):
             continue
@@ -385,46 +375,21 @@ def walk_tree(tree: Path, walk: Walk, surface: AgentSurface, kind: str, known_ev
             walk.report(codes.EVALS_INSIDE_AGENT, path, "evals/ inside agent/ is ignored; evals live beside agent/")
         elif kind == "extension" and path.name in AGENT_ONLY:
             walk.report(codes.AGENT_ONLY_PATH, path, f"an extension cannot carry {path.name!r}; it is ignored")
-        elif kind == "subagent" and path.name == "result.py":
-            walk.report(codes.IGNORED_FILE, path, "result.py is ignored in a subagent; only the root agent commits")
-        elif path.name not in KNOWN_ENTRIES and not (kind == "extension" and path.name == "extension.py"):
+        elif kind == "subagent" and path.name in ROOT_ONLY:
+            walk.report(codes.IGNORED_FILE, path, f"{path.name!r} is ignored in a subagent; only the root agent has it")
+        elif path.name not in KNOWN_ENTRIES and not (kind == "extension" and path.name == EXTENSION_SPEC_FILE):
             walk.report(codes.IGNORED_FILE, path, f"{path.name!r} is not part of the agent layout")
 
-    if kind != "extension":
-        config = _single_file(tree, walk, "agent.py", sdk.AgentConfig)
-        if config is not None:
-            surface.config = config
-    _instructions(tree, walk, surface)
-    _tools(tree, walk, surface)
-    _skills(tree, walk, surface)
-    _named_definitions(
-        tree / "mcp-connections", walk, sdk.McpConnection, "mcp-connections/", surface.mcp_connections, "connection"
-    )
-    _named_definitions(
-        tree / "host-connections", walk, sdk.McpConnection, "host-connections/", surface.host_connections, "connection"
-    )
-    _named_definitions(tree / "channels", walk, sdk.Channel, "channels/", surface.channels, "channel")
-    _hooks(tree, walk, surface, known_events)
-    _schedules(tree, walk, surface)
-    _experiments(tree, walk, surface)
-    artifacts = _single_file(tree, walk, "artifacts.py", sdk.ArtifactsConfig)
-    if artifacts is not None:
-        surface.artifacts = artifacts
-    if kind == "root":
-        surface.result = _single_file(tree, walk, "result.py", sdk.ResultHandler)
-    if kind != "extension":
-        surface.ab_config = _single_file(tree, walk, "ab.config.py", sdk.ABConfig)
-        surface.storage = _single_file(tree, walk, "storage.py", sdk.StorageConfig)
-        surface.otel = _single_file(tree, walk, "otel.py", sdk.OtelConfig)
-        _playground(tree, walk, surface)
-    _seeds(tree, walk, surface)
-    _subagents(tree, walk, surface, known_events)
+    for slot in IN_TREE:
+        # Extensions are mounted by discover_agent once the agent's own tree is walked.
+        if slot.walk != "extensions" and slot.applies_to(kind):
+            WALKERS[slot.walk](tree, walk, surface, slot)
     for name, child in surface.subagents.items():
         if name in surface.tools:
             walk.report(codes.DUPLICATE_NAME, child.path, f"subagent {name!r} has the name of a tool")
 
 
-def _playground(tree: Path, walk: Walk, surface: AgentSurface) -> None:
+def _playground(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     folder = tree / "playground" / "tools"
     if not folder.is_dir():
         return
@@ -435,6 +400,27 @@ def _playground(tree: Path, walk: Walk, surface: AgentSurface) -> None:
             surface.playground_tools[path.stem] = path
         else:
             walk.report(codes.STRAY_FILE, path, f"{path.name!r} is not a <tool>.html renderer")
+
+
+Walker = Callable[[Path, Walk, AgentSurface, Slot], None]
+# How each kind of slot is walked (slots.WalkKind); "extensions" and "evals" are walked by discover_agent.
+WALKERS: dict[str, Walker] = {
+    "single": _single,
+    "named": _named,
+    "instructions": _instructions,
+    "tools": _tools,
+    "skills": _skills,
+    "hooks": _hooks,
+    "schedules": _schedules,
+    "experiments": _experiments,
+    "playground": _playground,
+    "seeds": _seeds,
+    "subagents": _subagents,
+}
+# The helper that makes each definition type, to name it when a file holds the wrong one.
+_HELPERS: dict[type | tuple[type, ...], str] = {
+    slot.definition: slot.helper for slot in SLOTS if slot.definition is not None and slot.helper is not None
+}
 
 
 def _evals(folder: Path, walk: Walk, surface: AgentSurface) -> None:
@@ -462,7 +448,7 @@ def discover_agent(
     slug: str,
     *,
     known_events: frozenset[str],
-    mount_extensions: Callable[[Path, Walk, AgentSurface, frozenset[str]], None] | None = None,
+    mount_extensions: Callable[[Path, Walk, AgentSurface], None] | None = None,
     outbound: OutboundPolicy | None = None,
 ) -> tuple[AgentSurface, TreeLoader]:
     """Discover ``folder`` (holding ``agent/`` and maybe ``evals/``). MCP connection URLs
@@ -474,18 +460,19 @@ def discover_agent(
     folder = folder.resolve()  # extension sources resolve too; keep diagnostic paths relative
     loader = TreeLoader(folder)
     surface = AgentSurface(slug=slug, path=folder)
-    walk = Walk(loader, folder, surface.diagnostics)
+    walk = Walk(loader, folder, surface.diagnostics, known_events=known_events)
     tree = folder / "agent"
     if not tree.is_dir():
         walk.report(codes.NO_AGENT_TREE, tree, f"{folder} holds no agent/ folder")
         return surface, loader
-    walk_tree(tree, walk, surface, "root", known_events)
+    walk_tree(tree, walk, surface, "root")
     if mount_extensions is not None:
-        mount_extensions(tree, walk, surface, known_events)
+        mount_extensions(tree, walk, surface)
     if not any(entry.extension is None for entry in surface.instructions) and not _has_python_instructions(tree):
         walk.report(
             codes.NO_INSTRUCTIONS, tree / "instructions.md", "the agent has no instructions (or they are empty)"
         )
+    _check_handlers(walk, surface)
     _check_file_tools(tree, walk, surface)
     _check_playground(walk, surface)
     _check_connections(walk, surface, outbound or OutboundPolicy())
@@ -529,6 +516,56 @@ def _check_file_tools(tree: Path, walk: Walk, surface: AgentSurface) -> None:
         walk.report(
             codes.WRITE_TOOLS_ON_READ_ONLY_ROOT, tree / "agent.py", f"{writes!r} cannot write to a read-only root"
         )
+
+
+# Names an author gives the context parameter; a handler taking one of them first was
+# written for the old (ctx, event) order.
+CONTEXT_PARAMETERS = frozenset({"ctx", "context", "context_"})
+
+
+def _check_handlers(walk: Walk, surface: AgentSurface) -> None:
+    """Refuse hook and channel ``events`` handlers that cannot be called event first,
+    now rather than at every event (where a raise is only logged)."""
+    subscribers: list[tuple[str, str, Entry[sdk.Hook] | Entry[sdk.Channel], tuple[str, ...]]] = [
+        ("hook", name, entry, ("event", "ctx")) for name, entry in surface.hooks.items()
+    ]
+    subscribers += [("channel", name, entry, ("event", "channel", "ctx")) for name, entry in surface.channels.items()]
+    for kind, name, entry, order in subscribers:
+        for event_type, handler in entry.value.events.items():
+            problem = handler_signature_problem(handler, order)
+            if problem is not None:
+                where = f"{kind} {name!r}: the handler for {event_type!r}"
+                walk.report(codes.HANDLER_SIGNATURE, entry.path, f"{where} {problem}")
+    for child in surface.subagents.values():
+        _check_handlers(walk, child)
+
+
+def handler_signature_problem(handler: Callable[..., object], order: tuple[str, ...]) -> str | None:
+    """Why ``handler`` cannot be called with ``order`` (e.g. ``("event", "ctx")``), or None."""
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return None
+    positional = [
+        parameter
+        for parameter in signature.parameters.values()
+        if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    wanted = f"({', '.join(order)})"
+    if positional and _is_context(positional[0]):
+        taken = ", ".join(parameter.name for parameter in positional)
+        return f"takes ({taken}), the context first; it is called {wanted}"
+    try:
+        signature.bind(*order)
+    except TypeError:
+        return f"takes {signature}; it is called {wanted}"
+    return None
+
+
+def _is_context(parameter: inspect.Parameter) -> bool:
+    annotation = parameter.annotation
+    name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    return parameter.name in CONTEXT_PARAMETERS or str(name).endswith("Context")
 
 
 def _check_playground(walk: Walk, surface: AgentSurface) -> None:

@@ -11,6 +11,7 @@ import importlib.metadata
 import importlib.util
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,35 +21,11 @@ from agents import sdk
 from agents.discovery import diagnostics as codes
 from agents.discovery.discover import Walk, _skills, is_skipped, walk_tree
 from agents.discovery.markdown import FrontMatterError, split_front_matter
+from agents.discovery.slots import DISABLE_KINDS, EXTENSIBLE, INFO_KEYS, REGISTRIES, Slot
 from agents.discovery.surface import AgentSurface, Entry, ExtensionInfo, InstructionPart, SkillDoc
 
 ENTRY_POINT_GROUP = "agent_platform.extensions"
 PLUGIN_MANIFESTS = (".claude-plugin/plugin.json", ".cursor-plugin/plugin.json", "plugin.json")
-
-# Contribution kind (as named by disable_*) -> the surface registries that hold it.
-REGISTRIES: dict[str, tuple[str, ...]] = {
-    "tool": ("tools",),
-    "skill": ("skills",),
-    "connection": ("mcp_connections", "host_connections"),
-    "hook": ("hooks",),
-    "channel": ("channels",),
-    "schedule": ("schedules",),
-    "subagent": ("subagents",),
-    "ab": ("experiments",),
-}
-
-# Surface registry -> its key in the info document.
-INFO_KEYS = {
-    "tools": "tools",
-    "skills": "skills",
-    "mcp_connections": "mcpConnections",
-    "host_connections": "hostConnections",
-    "hooks": "hooks",
-    "channels": "channels",
-    "schedules": "schedules",
-    "subagents": "subagents",
-    "experiments": "experiments",
-}
 
 
 def resolve_source(source: str, relative_to: Path) -> Path | None:
@@ -69,7 +46,7 @@ def resolve_source(source: str, relative_to: Path) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def mount_extensions(tree: Path, walk: Walk, surface: AgentSurface, known_events: frozenset[str]) -> None:
+def mount_extensions(tree: Path, walk: Walk, surface: AgentSurface) -> None:
     """Mount every ``extensions/<ns>`` of ``tree`` into ``surface``."""
     folder = tree / "extensions"
     if not folder.is_dir():
@@ -95,19 +72,19 @@ def mount_extensions(tree: Path, walk: Walk, surface: AgentSurface, known_events
         spec = walk.load_one(mount_file, (sdk.Mount, sdk.PluginMount), "extensions/")
         if spec is None:
             continue
-        mounted = _load_source(spec, namespace, mount_file, walk, known_events)
+        mounted = _load_source(spec, namespace, mount_file, walk)
         if mounted is None:
             continue
         contribution, info = mounted
         if override_dir is not None:
-            _apply_overrides(override_dir, contribution, info, walk, known_events)
+            _apply_overrides(override_dir, contribution, info, walk)
         _apply_disables(spec.disable, contribution, info, walk, mount_file)
         _merge(contribution, namespace, surface, info)
         surface.extensions[namespace] = info
 
 
 def _load_source(
-    spec: sdk.Mount | sdk.PluginMount, namespace: str, mount_file: Path, walk: Walk, known_events: frozenset[str]
+    spec: sdk.Mount | sdk.PluginMount, namespace: str, mount_file: Path, walk: Walk
 ) -> tuple[AgentSurface, ExtensionInfo] | None:
     source = spec.source if isinstance(spec, sdk.Mount) else spec.path
     folder = (
@@ -120,12 +97,12 @@ def _load_source(
         return None
     info = ExtensionInfo(namespace, "mount" if isinstance(spec, sdk.Mount) else "plugin", source, folder)
     contribution = AgentSurface(slug=namespace, path=folder)
-    ext_walk = Walk(walk.loader.child(folder), walk.base, walk.diagnostics, namespace)
+    ext_walk = replace(walk, loader=walk.loader.child(folder), extension=namespace)
     if isinstance(spec, sdk.PluginMount):
         return (contribution, info) if _load_plugin(folder, ext_walk, contribution, mount_file) else None
     if not _config_is_valid(folder, spec, ext_walk, mount_file):
         return None
-    walk_tree(folder, ext_walk, contribution, "extension", known_events)
+    walk_tree(folder, ext_walk, contribution, "extension")
     return contribution, info
 
 
@@ -150,12 +127,9 @@ def _config_is_valid(folder: Path, spec: sdk.Mount, walk: Walk, mount_file: Path
     return True
 
 
-def _apply_overrides(
-    override_dir: Path, contribution: AgentSurface, info: ExtensionInfo, walk: Walk, known_events: frozenset[str]
-) -> None:
+def _apply_overrides(override_dir: Path, contribution: AgentSurface, info: ExtensionInfo, walk: Walk) -> None:
     overrides = AgentSurface(slug=contribution.slug, path=override_dir)
-    override_walk = Walk(walk.loader, walk.base, walk.diagnostics, contribution.slug)
-    walk_tree(override_dir, override_walk, overrides, "extension", known_events)
+    walk_tree(override_dir, replace(walk, extension=contribution.slug), overrides, "extension")
     # Only named contributions can be overridden; anything else here would silently do nothing.
     for entry in overrides.instructions:
         walk.report(
@@ -163,16 +137,15 @@ def _apply_overrides(
         )
     if overrides.artifacts is not None or overrides.seeds:
         walk.report(codes.IGNORED_FILE, override_dir, "artifacts and sandbox seeds in a mount folder are ignored")
-    for kind, registries in REGISTRIES.items():
-        for registry in registries:
-            for name, value in getattr(overrides, registry).items():
-                existing: dict[str, Any] = getattr(contribution, registry)
-                if name not in existing:
-                    path = value.path if isinstance(value, (Entry, AgentSurface)) else override_dir
-                    walk.report(codes.UNKNOWN_OVERRIDE, path, f"the extension has no {kind} {name!r} to override")
-                    continue
-                existing[name] = value
-                info.overridden.append(f"{kind}:{name}")
+    for slot in REGISTRIES:
+        for name, value in getattr(overrides, slot.field).items():
+            existing: dict[str, Any] = getattr(contribution, slot.field)
+            if name not in existing:
+                path = value.path if isinstance(value, (Entry, AgentSurface)) else override_dir
+                walk.report(codes.UNKNOWN_OVERRIDE, path, f"the extension has no {slot.disable} {name!r} to override")
+                continue
+            existing[name] = value
+            info.overridden.append(f"{slot.disable}:{name}")
 
 
 def _apply_disables(
@@ -180,44 +153,75 @@ def _apply_disables(
 ) -> None:
     for item in disables:
         removed = False
-        if item.kind == "instructions":
-            removed, contribution.instructions = bool(contribution.instructions), []
-        elif item.kind == "artifacts":
-            removed, contribution.artifacts = contribution.artifacts is not None, None
-        else:
-            for registry in REGISTRIES[item.kind]:
-                removed = getattr(contribution, registry).pop(item.name, None) is not None or removed
+        for slot in DISABLE_KINDS.get(item.kind, ()):
+            removed = _remove(contribution, slot, item.name) or removed
         if removed:
             info.disabled.append(f"{item.kind}:{item.name}")
         else:
             walk.report(codes.UNKNOWN_DISABLE, mount_file, f"the extension has no {item.kind} {item.name!r} to disable")
 
 
-def _merge(contribution: AgentSurface, namespace: str, surface: AgentSurface, info: ExtensionInfo) -> None:
-    def prefixed(name: str) -> str:
-        return f"{namespace}__{name}"
+def _remove(contribution: AgentSurface, slot: Slot, name: str) -> bool:
+    """Remove ``name`` from the slot (all of it unless the slot is a named registry);
+    whether there was anything to remove."""
+    value = getattr(contribution, slot.field)
+    if slot.shape == "named":
+        return value.pop(name, None) is not None
+    had = bool(value) if slot.shape in ("list", "files") else value is not None
+    if slot.shape == "one":
+        setattr(contribution, slot.field, None)
+    else:
+        value.clear()
+    return had
 
-    for registries in REGISTRIES.values():
-        for registry in registries:
-            source: dict[str, Any] = getattr(contribution, registry)
-            target: dict[str, Any] = getattr(surface, registry)
-            for name, value in source.items():
-                if isinstance(value, Entry) and isinstance(value.value, sdk.Tool):
-                    value = Entry(value.value.renamed(prefixed(name)), value.path, namespace)
-                target[prefixed(name)] = value
-                info.contributed.setdefault(INFO_KEYS[registry], []).append(prefixed(name))
+
+def _merge(contribution: AgentSurface, namespace: str, surface: AgentSurface, info: ExtensionInfo) -> None:
+    """Add what the extension contributes to ``surface``: named entries as ``<ns>__<name>``."""
+    for slot in EXTENSIBLE:
+        if slot.shape != "named":
+            _MERGE_WHOLE[slot.field](contribution, namespace, surface, info)
+            continue
+        source: dict[str, Any] = getattr(contribution, slot.field)
+        target: dict[str, Any] = getattr(surface, slot.field)
+        for name, value in source.items():
+            if isinstance(value, Entry) and isinstance(value.value, sdk.Tool):
+                value = Entry(value.value.renamed(_prefixed(namespace, name)), value.path, namespace)
+            target[_prefixed(namespace, name)] = value
+            info.contributed.setdefault(INFO_KEYS[slot.field], []).append(_prefixed(namespace, name))
+
+
+def _prefixed(namespace: str, name: str) -> str:
+    return f"{namespace}__{name}"
+
+
+def _merge_instructions(contribution: AgentSurface, namespace: str, surface: AgentSurface, info: ExtensionInfo) -> None:
     if contribution.instructions:
         surface.instructions.extend(contribution.instructions)
         info.contributed["instructions"] = [entry.path.name for entry in contribution.instructions]
+
+
+def _merge_artifacts(contribution: AgentSurface, namespace: str, surface: AgentSurface, info: ExtensionInfo) -> None:
     if contribution.artifacts is not None:
-        kinds = {prefixed(kind): text for kind, text in contribution.artifacts.kinds.items()}
+        kinds = {_prefixed(namespace, kind): text for kind, text in contribution.artifacts.kinds.items()}
         base = surface.artifacts or sdk.ArtifactsConfig(kinds={})
         surface.artifacts = sdk.ArtifactsConfig({**base.kinds, **kinds}, base.tag_artifact, base.retention)
         info.contributed["artifactKinds"] = list(kinds)
+
+
+def _merge_seeds(contribution: AgentSurface, namespace: str, surface: AgentSurface, info: ExtensionInfo) -> None:
     for relative, path in contribution.seeds.items():
         surface.seeds.setdefault(relative, path)  # the agent's own seed wins
     if contribution.seeds:
         info.contributed["seeds"] = sorted(contribution.seeds)
+
+
+# How the extensible slots that are not named registries join the agent (a guard test
+# keeps this in step with slots.EXTENSIBLE).
+_MERGE_WHOLE: dict[str, Callable[[AgentSurface, str, AgentSurface, ExtensionInfo], None]] = {
+    "instructions": _merge_instructions,
+    "artifacts": _merge_artifacts,
+    "seeds": _merge_seeds,
+}
 
 
 # --- plugin folders ---------------------------------------------------------------------------

@@ -19,29 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from agents import sdk
+from agents.discovery.slots import SLOTS
 from agents.sdk import DefinitionError
 
-# Every type a discovered file may define; anything else in a module is ignored.
+# Every type a discovered file may define (each slot's, and an extension's own
+# extension.py); anything else in a module is ignored.
 DEFINITION_TYPES: tuple[type, ...] = (
-    sdk.Tool,
-    sdk.AgentConfig,
-    sdk.Instructions,
-    sdk.Skill,
-    sdk.McpConnection,
-    sdk.Channel,
-    sdk.Hook,
-    sdk.Schedule,
-    sdk.Experiment,
-    sdk.ABConfig,
-    sdk.ArtifactsConfig,
-    sdk.ResultHandler,
-    sdk.StorageConfig,
-    sdk.OtelConfig,
-    sdk.EvalCase,
-    sdk.EvalsConfig,
+    *dict.fromkeys(
+        kind
+        for slot in SLOTS
+        for kind in (slot.definition if isinstance(slot.definition, tuple) else (slot.definition,))
+        if kind is not None
+    ),
     sdk.ExtensionSpec,
-    sdk.Mount,
-    sdk.PluginMount,
 )
 
 _roots = itertools.count(1)

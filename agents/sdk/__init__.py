@@ -13,6 +13,7 @@ Example::
 from agents.sdk._context import (
     ChannelContext,
     ChannelRequest,
+    ChannelSession,
     HookContext,
     ResultContext,
     SendMessage,
@@ -84,6 +85,7 @@ __all__ = [
     "Channel",
     "ChannelContext",
     "ChannelRequest",
+    "ChannelSession",
     "DefinitionError",
     "Disable",
     "EvalCase",

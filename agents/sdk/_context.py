@@ -102,13 +102,23 @@ class ToolContext:
 
 @dataclass
 class HookContext:
-    """Passed to a hook handler with each event."""
+    """Passed to a hook handler, ``handler(event, ctx)``, and to a channel's ``events``
+    handler, ``handler(event, channel, ctx)``, with each event."""
 
     session: SessionInfo
     agent: str
     channel: str = "http"
     host: Host | None = None
     artifacts: Artifacts | None = None
+
+
+@dataclass(frozen=True)
+class ChannelSession:
+    """The ``channel`` a channel's ``events`` handler is called with, ``handler(event,
+    channel, ctx)``: the channel (``id``, its file name) as the session of the event uses it."""
+
+    id: str
+    session_id: str
 
 
 class SendMessage(Protocol):

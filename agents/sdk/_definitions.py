@@ -189,7 +189,9 @@ class Route:
 
 @dataclass(frozen=True)
 class Channel:
-    """A way in and out: HTTP routes and a subscriber to the session's events."""
+    """A way in and out: HTTP routes and a subscriber to the session's events, each
+    ``events`` handler called ``handler(event, channel, ctx)`` (a ``ChannelSession`` and
+    a ``HookContext``) for the sessions of this channel."""
 
     routes: tuple[Route, ...] = ()
     events: Mapping[str, Handler] = field(default_factory=dict)
@@ -223,13 +225,15 @@ def define_channel(
 
 @dataclass(frozen=True)
 class Hook:
-    """An observe-only subscriber: ``{event type or "*": handler}``."""
+    """An observe-only subscriber: ``{event type or "*": handler}``, each handler called
+    ``handler(event, ctx)`` with a ``HookContext`` (the event first)."""
 
     events: Mapping[str, Handler]
 
 
 def define_hook(*, events: Mapping[str, Handler]) -> Hook:
-    """A hook (``hooks/<path>.py``). An empty map is allowed but the hook never runs.
+    """A hook (``hooks/<path>.py``): ``define_hook(events={"turn.completed": on_done})``
+    with ``def on_done(event, ctx)``. An empty map is allowed but the hook never runs.
 
     Raises:
         DefinitionError: for a handler that is not a function.

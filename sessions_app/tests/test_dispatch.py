@@ -36,8 +36,12 @@ RECORDER = """
 
 
     def record(name):
-        def handler(ctx, event):
+        # Called event first: (event, ctx) from a hook, (event, channel, ctx) from a channel.
+        def handler(event, *channel_and_ctx):
+            *channel, ctx = channel_and_ctx
             assert ctx.session.id == event["sessionId"] and ctx.agent == ctx.session.agent
+            if channel:
+                assert channel[0].id == ctx.channel and channel[0].session_id == ctx.session.id
             with open(CALLS, "a") as out:
                 out.write(json.dumps([name, event["index"], event["type"]]) + "\\n")
 
@@ -163,7 +167,7 @@ def test_the_session_channels_handlers_run_before_the_hooks(agent_tree, calls, a
 
 def test_a_raising_hook_is_logged_and_the_next_hook_still_runs(agent_tree, calls, alice, mallory, client_for):
     broken = """
-    def boom(ctx, event):
+    def boom(event, ctx):
         raise RuntimeError("the audit service is down")
     """
     agent = agent_tree(
@@ -198,10 +202,10 @@ def test_async_handlers_run_to_completion(agent_tree, calls, alice):
     import asyncio
 
 
-    async def remember(ctx, event):
+    async def remember(event, ctx):
         await asyncio.sleep(0)
         await ctx.host.kv.put("last-index", event["index"])
-        record("async")(ctx, event)
+        record("async")(event, ctx)
     """
     agent = agent_tree({"agent/hooks/remember.py": hook(calls, '{"*": remember}', extra=asynchronous)})
     session = SessionFactory(principal=alice, agent=agent)
@@ -229,7 +233,7 @@ def test_a_crash_mid_batch_never_replays_an_event(agent_tree, calls, alice):
     """A worker dying inside a handler (SystemExit stands in for the kill) loses the
     rest of its claimed batch, and a restarted dispatcher delivers nothing twice."""
     crash = """
-    def crash(ctx, event):
+    def crash(event, ctx):
         if event["index"] == 1:
             raise SystemExit("worker killed")
     """
@@ -309,9 +313,9 @@ SLOW_RECORDER = """
     import time
 
 
-    def slow(ctx, event):
+    def slow(event, ctx):
         time.sleep(0.002)
-        record("audit")(ctx, event)
+        record("audit")(event, ctx)
 """
 
 

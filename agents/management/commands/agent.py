@@ -28,6 +28,9 @@ def _agent_folders_at(path: Path) -> dict[str, Path]:
 
 class Command(BaseCommand):
     help = "The agent CLI: validate, info, run, trajectory, init, serve."
+    # Each subcommand discovers the agents it uses and reports their diagnostics itself:
+    # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)

@@ -49,7 +49,7 @@ CONTRIBUTIONS = {
     "skills": ("skills/escalate.md", "---\ndescription: Escalate.\n---\nCall a human.\n", "crm__escalate"),
     "hooks": (
         "hooks/audit/usage.py",
-        "from agents.sdk import define_hook\n\nhook = define_hook(events={'*': lambda ctx, event: None})\n",
+        "from agents.sdk import define_hook\n\nhook = define_hook(events={'*': lambda event, ctx: None})\n",
         "crm__audit/usage",
     ),
     "channels": (

@@ -10,7 +10,7 @@ HOOK = """
     from agents.sdk import define_hook
 
 
-    def record(ctx, event):
+    def record(event, ctx):
         return None
 
 
@@ -160,3 +160,81 @@ def test_a_markdown_and_a_python_schedule_of_the_same_name_are_a_duplicate(build
         }
     )
     assert codes(surface) == ["agents.E019"]
+
+
+# --- E032 handlers called event first ---------------------------------------------------------
+
+HANDLERS = """
+    from agents.sdk import HookContext, {definer}
+
+
+    {handler}
+
+
+    {variable} = {definer}(events={{"turn.completed": on_done}})
+"""
+
+
+def hook_with(handler: str) -> dict[str, str]:
+    return {"agent/hooks/audit.py": HANDLERS.format(definer="define_hook", variable="hook", handler=handler)}
+
+
+def channel_with(handler: str) -> dict[str, str]:
+    return {"agent/channels/web.py": HANDLERS.format(definer="define_channel", variable="channel", handler=handler)}
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        "def on_done(event, ctx):\n        return None",
+        "async def on_done(event: dict, ctx: HookContext) -> None:\n        return None",
+        "def on_done(*args):\n        return None",
+        "on_done = print",
+    ],
+)
+def test_a_hook_handler_taking_the_event_first_is_fine(build, handler):
+    assert codes(build(hook_with(handler))) == []
+
+
+@pytest.mark.parametrize(
+    ("handler", "problem"),
+    [
+        ("def on_done(ctx, event):\n        return None", "takes (ctx, event), the context first"),
+        ("def on_done(context, event):\n        return None", "takes (context, event), the context first"),
+        ("def on_done(c: HookContext, e: dict):\n        return None", "takes (c, e), the context first"),
+        ("def on_done(event):\n        return None", "takes (event); it is called (event, ctx)"),
+    ],
+)
+def test_a_hook_handler_in_the_old_order_is_an_error_that_says_how_to_fix_it(build, handler, problem):
+    diagnostic = only(build(hook_with(handler)), "agents.E032")
+    assert diagnostic.path == "agent/hooks/audit.py"
+    assert problem in diagnostic.message
+    assert "hook 'audit': the handler for 'turn.completed'" in diagnostic.message
+    assert "def on_event(event, ctx)" in diagnostic.code.hint
+
+
+def test_a_channel_events_handler_takes_the_event_the_channel_and_the_context(build):
+    assert codes(build(channel_with("def on_done(event, channel, ctx):\n        return None"))) == []
+    old = only(build(channel_with("def on_done(ctx, event):\n        return None"), slug="old"), "agents.E032")
+    assert "channel 'web'" in old.message and "it is called (event, channel, ctx)" in old.message
+    hook_like = only(build(channel_with("def on_done(event, ctx):\n        return None"), slug="two"), "agents.E032")
+    assert "takes (event, ctx); it is called (event, channel, ctx)" in hook_like.message
+    assert "def on_event(event, channel, ctx)" in hook_like.code.hint
+
+
+def test_agent_validate_prints_the_old_order_and_the_fix(tmp_path, capsys):
+    from django.core.management import CommandError, call_command
+
+    from agents.tests.trees import INSTRUCTIONS, write_tree
+
+    folder = write_tree(
+        tmp_path / "old", {**INSTRUCTIONS, **hook_with("def on_done(ctx, event):\n        return None")}
+    )
+    with pytest.raises(CommandError):
+        call_command("agent", "validate", "--dir", str(folder))
+    printed = capsys.readouterr().out
+    assert (
+        "ERROR agents.E032 agent/hooks/audit.py: hook 'audit': the handler for 'turn.completed' takes (ctx, event)"
+        in printed
+    )
+    assert "hint: Take the event first: a hook handler is def on_event(event, ctx)" in printed

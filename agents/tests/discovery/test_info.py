@@ -86,7 +86,7 @@ FULL_TREE = {
     "agent/hooks/audit/usage.py": """
         from agents.sdk import define_hook
 
-        hook = define_hook(events={"turn.completed": lambda ctx, event: None})
+        hook = define_hook(events={"turn.completed": lambda event, ctx: None})
     """,
     "agent/schedules/daily.md": "---\ncron: '0 8 * * *'\n---\nCheck fares.\n",
     "agent/ab.py": "from agents.sdk import define_ab\n\nexperiment = define_ab(arms=['a', 'b'])\n",

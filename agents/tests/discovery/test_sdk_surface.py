@@ -18,6 +18,7 @@ PUBLIC_SURFACE = [
     "Channel",
     "ChannelContext",
     "ChannelRequest",
+    "ChannelSession",
     "DefinitionError",
     "Disable",
     "EvalCase",

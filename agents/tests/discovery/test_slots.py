@@ -101,7 +101,7 @@ def test_a_channel_shows_its_routes_with_the_body_schema(build):
 
                 web = define_channel(
                     routes=[Route("post", "/messages", post_message, body=Message, description="Send a message")],
-                    events={"message.completed": lambda ctx, event: None},
+                    events={"message.completed": lambda event, channel, ctx: None},
                 )
             """
         }

@@ -10,7 +10,7 @@ from agents.sdk import HookContext, define_hook
 logger = logging.getLogger("examples.shop_extension.audit")
 
 
-def log_tool_result(ctx: HookContext, event: dict[str, Any]) -> None:
+def log_tool_result(event: dict[str, Any], ctx: HookContext) -> None:
     """One line per ``action.result`` of a ``shop__`` tool."""
     data = event.get("data") or {}
     tool_name = str(data.get("toolName", ""))

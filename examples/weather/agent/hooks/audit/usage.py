@@ -10,7 +10,7 @@ from agents.sdk import HookContext, define_hook
 logger = logging.getLogger("examples.weather.usage")
 
 
-def log_usage(ctx: HookContext, event: dict[str, Any]) -> None:
+def log_usage(event: dict[str, Any], ctx: HookContext) -> None:
     """One log line per finished turn; ``turn.completed`` carries ``{result?, usage?, cost?}``."""
     data = event.get("data") or {}
     logger.info(
