@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from agents.sdk import Tool, ToolContext
 from agents.sdk._tool import tool_arguments
@@ -76,11 +77,23 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any] | None, raw: str = 
     try:
         validated = tool.input_model.model_validate(arguments)
     except ValidationError as invalid:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}" for item in invalid.errors()
-        )
+        problems = "; ".join(_problem(tool, item) for item in invalid.errors())
         return error(f"invalid arguments for {tool.name}: {problems}")
     return tool_arguments(validated)
+
+
+def _problem(tool: Tool, item: ErrorDetails) -> str:
+    """One validation error as the model should read it: which argument, and what it expects."""
+    where = ".".join(str(part) for part in item["loc"]) or "arguments"
+    properties: dict[str, Any] = tool.input_schema.get("properties", {})
+    if item["type"] == "extra_forbidden":
+        return f"{where!r} is not an argument of {tool.name} (it takes {', '.join(properties) or 'no arguments'})"
+    prop = properties.get(str(item["loc"][0]), {}) if item["loc"] else {}
+    said = [str(prop[key]) for key in ("type", "description") if prop.get(key)]
+    expected = f" ({': '.join(said)})" if said else ""
+    if item["type"] == "missing":
+        return f"{where!r} is missing{expected}"
+    return f"{where!r}: {item['msg']}{expected}; got {json.dumps(item['input'], default=str)[:80]}"
 
 
 async def run_server_tool(tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> CallResult:

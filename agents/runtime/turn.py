@@ -30,6 +30,7 @@ from agents.runtime.fs.tools import (
     FILE_TOOL_SPECS,
     WRITE_FILE_TOOLS,
     call_file_tool,
+    file_tool_arguments,
     is_read_only,
     select_file_tools,
 )
@@ -372,12 +373,13 @@ class _Run:
     async def _run_file_tool(self, call: ToolCall) -> CallResult:
         if call.arguments is None:
             return error(f"the arguments for {call.name} are not a JSON object: {call.raw_arguments[:200]!r}")
+        arguments = file_tool_arguments(call.name, call.arguments)
+        if isinstance(arguments, list):
+            return error(f"invalid arguments for {call.name}: {'; '.join(arguments)}")
         try:
-            return CallResult(await call_file_tool(self.filesystem(), call.name, call.arguments))
+            return CallResult(await call_file_tool(self.filesystem(), call.name, arguments))
         except FileSystemError as failure:
             return error(str(failure))
-        except TypeError as failure:
-            return error(f"invalid arguments for {call.name}: {failure}")
 
     async def _dispatch(self, call: ToolCall) -> CallResult | ParkedSubagent:
         if call.name in self.file_tools:
