@@ -55,6 +55,7 @@ from agents.discovery import AgentSurface
 from agents.registry import subscribed_event_types, surface_for
 from agents.sdk import HookContext
 from sessions_app.host import host_for, session_info
+from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session
 from sessions_app.queues import TaskName, send
 
@@ -136,13 +137,15 @@ def dispatch_pending(session_id: str) -> int:
                 _skip_to_end(session_id)
                 return handed_out
             context = _context(session)
-            while True:
-                events = _claim(session_id)
-                for event in events:
-                    _deliver(targets, context, session, event.as_record())
-                handed_out += len(events)
-                if len(events) < BATCH_SIZE:
-                    break  # the log had no more; events appended since are found below
+            # What the handlers log (any logger) is the agent's, on its /v1/logs.
+            with agent_log_tags(agent_slug=session.agent.slug, tenant_id=session.tenant_id, session_id=session.pk):
+                while True:
+                    events = _claim(session_id)
+                    for event in events:
+                        _deliver(targets, context, session, event.as_record())
+                    handed_out += len(events)
+                    if len(events) < BATCH_SIZE:
+                        break  # the log had no more; events appended since are found below
         # A dispatcher turned away while we held the lock left its events to us.
         if not _has_undispatched(session_id):
             return handed_out

@@ -1,0 +1,22 @@
+"""What agent code logs, with any logger, reaches that agent's ``/v1/logs`` (and so the
+playground's Logs tab) with the session id: the ``scribe`` agent's ``note`` tool logs
+with ``logging.getLogger(__name__)``, in a turn on a real worker."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def test_what_a_tool_logs_with_its_own_logger_is_on_the_agents_logs_with_the_session(live, alice, client_for):
+    client = live(slug="scribe")
+    session_id = client.start('/call note {"text": "milk", "times": 2}')["sessionId"]
+    client.wait_for(session_id, "turn.completed")
+    lines = client_for(alice).get("/scribe/v1/logs").json()["lines"]
+    [line] = [line for line in lines if "noted" in line["message"]]
+    assert line["message"] == "noted 'milk' 2 time(s)"
+    assert line["sessionId"] == session_id and line["level"] == "INFO"
+    assert line["logger"].endswith(".tools.note")
+    # Another agent's logs do not have it.
+    assert not [x for x in client_for(alice).get("/lab/v1/logs").json()["lines"] if "noted" in x["message"]]
