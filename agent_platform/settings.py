@@ -55,6 +55,8 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
+    # First: its runserver (daphne's, plus the embedded worker) wins over daphne's.
+    "agent_platform.devserver",
     "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
@@ -383,7 +385,7 @@ LOGGING = {
         # Beat's sweeper fires every few seconds: its lines are DEBUG.
         **{
             name: {"filters": ["maintenance_at_debug"]}
-            for name in ("celery.beat", "celery.worker.strategy", "celery.app.trace")
+            for name in ("celery.beat", "celery.worker.strategy", "celery.app.trace", "django_celery_beat.schedulers")
         },
     },
 }

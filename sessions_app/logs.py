@@ -160,13 +160,19 @@ def keep_info_for_the_database(root: logging.Logger, console_level: int) -> None
     root.setLevel(min(console_level, logging.INFO))
 
 
+# What beat's database scheduler says each time it saves the sweepers' last run.
+_SCHEDULE_SAVED = "DatabaseScheduler: Schedule changed."
+
+
 class MaintenanceTasksAtDebug(logging.Filter):
     """On Celery's beat and worker loggers: the INFO lines about a task of beat's schedule
-    (beat sending it, a worker receiving it, its success) become DEBUG lines, so the
-    sweeper, due every few seconds, does not fill the console."""
+    (beat sending it, a worker receiving it, its success, the scheduler saving its last
+    run) become DEBUG lines, so the sweeper, due every few seconds, does not fill the console."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno == logging.INFO and _task_named(record) in _scheduled_tasks():
+        if record.levelno == logging.INFO and (
+            record.msg == _SCHEDULE_SAVED or _task_named(record) in _scheduled_tasks()
+        ):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return True
 

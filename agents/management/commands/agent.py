@@ -186,30 +186,39 @@ class Command(BaseCommand):
         self.stdout.write(f"Next: python manage.py agent validate --dir {folder}")
 
     def serve(self, host: str, port: int) -> None:
+        # Imported here: daphne.server installs Twisted's reactor on import.
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server
 
         from agent_platform.asgi import application
-        from agent_platform.celery import app
         from agent_platform.daphne_limits import MAX_INBOUND_FRAME as MAX_WEBSOCKET_FRAME
+        from agent_platform.embedded import embedded_services
 
-        services = None
-        if platform_settings.EMBEDDED_WORKER:
-            from agent_platform.embedded import EmbeddedServices
+        class Daphne(Server):
+            """Daphne's server, remembering why it could not listen (it only logs that, and returns)."""
 
-            services = EmbeddedServices(app, platform_settings.EMBEDDED_WORKER_THREADS)
-            services.start()
-        slugs = list(agent_folders())
-        self.stdout.write(f"Serving {len(slugs)} agent(s) from {platform_settings.AGENTS_DIR}: {', '.join(slugs)}")
-        self.stdout.write(f"Listening on http://{host}:{port}/")
-        try:
-            Server(
+            listen_failure: str | None = None
+
+            def listen_error(self, failure: Any) -> None:
+                self.listen_failure = failure.getErrorMessage()
+                super().listen_error(failure)
+
+        def listening() -> None:
+            self.stdout.write(f"Listening on http://{host}:{port}/")
+            self.stdout.flush()
+
+        with embedded_services():
+            slugs = list(agent_folders())
+            self.stdout.write(f"Serving {len(slugs)} agent(s) from {platform_settings.AGENTS_DIR}: {', '.join(slugs)}")
+            server = Daphne(
                 application=application,
                 endpoints=build_endpoint_description_strings(host=host, port=port),
                 action_logger=None,
                 # Oversized inbound WebSocket frames are refused by daphne itself (close 1009).
                 websocket_max_message_size=MAX_WEBSOCKET_FRAME,
-            ).run()
-        finally:
-            if services is not None:
-                services.stop()
+                # Called once the socket is bound, just before daphne serves.
+                ready_callable=listening,
+            )
+            server.run()
+        if server.listen_failure is not None:
+            raise CommandError(f"not serving: {server.listen_failure}", returncode=1)
