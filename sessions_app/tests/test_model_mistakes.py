@@ -78,3 +78,19 @@ def test_an_unknown_tool_and_arguments_that_are_not_json_are_error_results(live)
     assert "not a JSON object: '{not json'" in not_json["output"]["error"]
     assert "not a JSON object" in not_object["output"]["error"]
     assert "turn.failed" not in types(events)
+
+
+@pytest.mark.parametrize(
+    ("slug", "call", "expected"),
+    [
+        ("support", 'refunds {"msg": "order 1042"}', "'message' is missing (a string: What to ask the subagent.)"),
+        ("support", "refunds [1]", "the arguments for refunds are not a JSON object"),
+        ("weather", 'load_skill {"skill": "packing-advice"}', "'skill' is not an argument of load_skill"),
+    ],
+)
+def test_wrong_arguments_to_a_subagent_or_the_skill_loader_are_error_results(live, slug, call, expected):
+    client = live(slug=slug)
+    events = client.wait_for(client.start(f"/call {call}")["sessionId"], "turn.completed")
+    [result] = results_of(events)
+    assert result["isError"] is True and expected in result["output"]["error"], result
+    assert "subagent.called" not in types(events)

@@ -10,7 +10,6 @@ is what the model is told about them and ``call_file_tool`` runs one from its
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -270,42 +269,9 @@ def select_file_tools(allow: Sequence[str] | None) -> list[str]:
     return [name for name in FILE_TOOL_NAMES if name in allow]
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "boolean": (bool,)}
-
-
-def _expected(prop: Mapping[str, Any]) -> str:
-    kind = {"string": "a string", "integer": "an integer", "boolean": "true or false"}[prop["type"]]
-    if "minimum" in prop:
-        kind += f" >= {prop['minimum']}"
-    return f"{kind}: {prop['description']}" if "description" in prop else kind
-
-
-def _fits(prop: Mapping[str, Any], value: Any) -> bool:
-    if isinstance(value, bool) and prop["type"] != "boolean":
-        return False  # JSON true is not the integer 1
-    if not isinstance(value, _JSON_TYPES[prop["type"]]):
-        return False
-    return "minimum" not in prop or value >= prop["minimum"]
-
-
-def file_tool_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, Any] | list[str]:
-    """The arguments of file tool ``name`` checked against its input schema: the arguments to
-    run it with (an optional one sent as ``null`` counts as not sent), or one line per problem,
-    each naming the argument and what it expects, for the model to correct its call."""
-    schema = FILE_TOOL_SPECS[name].input_schema
-    properties: dict[str, Any] = schema["properties"]
-    given = {key: value for key, value in arguments.items() if value is not None or key in schema["required"]}
-    problems = [f"{key!r} is missing ({_expected(properties[key])})" for key in schema["required"] if key not in given]
-    for key, value in given.items():
-        if key not in properties:
-            problems.append(f"{key!r} is not an argument of {name} (it takes {', '.join(properties)})")
-        elif not _fits(properties[key], value):
-            problems.append(f"{key!r} must be {_expected(properties[key])}; got {json.dumps(value)[:80]}")
-    return problems or given
-
-
 async def call_file_tool(fs: FileSystem, name: str, arguments: Mapping[str, Any]) -> Any:
-    """Run the file tool ``name`` with arguments that already passed ``file_tool_arguments``.
+    """Run the file tool ``name`` with arguments that passed its input schema (the turn checks
+    them with ``tool_calls.schema_arguments`` first).
 
     Raises:
         FileSystemError: what the model should be shown as the tool's error.
