@@ -132,13 +132,16 @@ def dispatch_pending(session_id: str) -> int:
         with _exclusive(session_id) as acquired:
             if not acquired:
                 return handed_out
-            targets = subscribers(surface_for(session.agent), session.channel)
+            surface = surface_for(session.agent)
+            targets = subscribers(surface, session.channel)
             if not targets:
                 _skip_to_end(session_id)
                 return handed_out
             context = _context(session)
             # What the handlers log (any logger) is the agent's, on its /v1/logs.
-            with agent_log_tags(agent_slug=session.agent.slug, tenant_id=session.tenant_id, session_id=session.pk):
+            with agent_log_tags(
+                surface, agent_slug=session.agent.slug, tenant_id=session.tenant_id, session_id=session.pk
+            ):
                 while True:
                     events = _claim(session_id)
                     for event in events:

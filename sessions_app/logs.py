@@ -1,11 +1,11 @@
 """Server log lines kept in the database, read through ``GET /<slug>/v1/logs?after=N``.
 
 ``DatabaseLogHandler`` is wired in ``LOGGING`` on the root logger. It keeps the
-records of the platform's own loggers (``PLATFORM_LOGGERS``), and any record, whatever
-its logger, logged while agent code runs: a turn (its tools, hooks on the turn, the
-model calls) runs inside ``agent_log_tags(...)``, so ``logging.getLogger(__name__)`` in
-a tool reaches that agent's ``/v1/logs`` with the session id. A line is tagged with
-what the record carries as extras, else with the tags of the code running::
+records of the platform's own loggers (``PLATFORM_LOGGERS``), records tagged with an
+agent, and what agent code logs, whatever its logger: a turn and a hook dispatch run
+inside ``agent_log_tags(...)``, so ``logging.getLogger(__name__)`` in a tool reaches
+that agent's ``/v1/logs`` with the session id. A line is tagged with what the record
+carries as extras, else with the tags of the agent running::
 
     logger.warning("hook failed", extra={"tenant_id": 3, "agent_slug": "weather", "session_id": "ses_..."})
 
@@ -33,16 +33,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
 from django.conf import settings
 from django.db import connection, connections, transaction
+
+if TYPE_CHECKING:
+    from agents.discovery import AgentSurface
 
 IGNORED_LOGGERS = ("django.db.backends", __name__)
 # Kept with or without an agent's tags (the admin lists them all).
@@ -52,20 +57,49 @@ MAX_MESSAGE_CHARS = 8000
 MAX_BACKGROUND_WRITES = 8
 
 
-# The tags of the agent code running in this context (a turn); tasks and
-# asyncio.to_thread copy the context, so a tool's lines inherit them.
+# The agent whose code runs in this context (a turn, a hook dispatch); tasks and
+# asyncio.to_thread copy the context, so a tool's lines inherit it.
 _running_agent: ContextVar[dict[str, Any] | None] = ContextVar("running_agent", default=None)
 
 
+def code_folders(surface: AgentSurface) -> tuple[str, ...]:
+    """The folders an agent's code is imported from (its tree, its subagents', its
+    extensions'), as written and resolved, each ending in a separator."""
+    folders: set[Path] = set()
+    surfaces = [surface]
+    while surfaces:
+        current = surfaces.pop()
+        folders.add(current.path)
+        folders |= {info.path for info in current.extensions.values() if info.path is not None}
+        surfaces += current.subagents.values()
+    return tuple(sorted({os.path.join(str(form), "") for folder in folders for form in (folder, folder.resolve())}))
+
+
 @contextmanager
-def agent_log_tags(*, agent_slug: str, tenant_id: int | None, session_id: str = "") -> Iterator[None]:
-    """Tag every record logged inside the block (any logger) as this agent's, for its
-    ``/v1/logs``: ``with agent_log_tags(agent_slug="weather", tenant_id=3, session_id="ses_..."): ...``"""
-    token = _running_agent.set({"agent_slug": agent_slug, "tenant_id": tenant_id, "session_id": session_id})
+def agent_log_tags(
+    surface: AgentSurface, *, agent_slug: str, tenant_id: int | None, session_id: str = ""
+) -> Iterator[None]:
+    """Inside the block, what the agent's code logs (any logger; a record made by a file of
+    ``code_folders(surface)``) is kept as the agent's, for its ``/v1/logs``, and so is what
+    the platform's loggers log::
+
+        with agent_log_tags(surface, agent_slug="weather", tenant_id=3, session_id="ses_..."):
+            ...
+    """
+    tags = {"agent_slug": agent_slug, "tenant_id": tenant_id, "session_id": session_id}
+    token = _running_agent.set({"tags": tags, "folders": code_folders(surface)})
     try:
         yield
     finally:
         _running_agent.reset(token)
+
+
+def _kept(record: logging.LogRecord, running: dict[str, Any] | None) -> bool:
+    """The platform's own lines, lines tagged by their caller, and the running agent's code's."""
+    if _under(record.name, PLATFORM_LOGGERS) or hasattr(record, "agent_slug"):
+        return True
+    # Not a library's line logged during a turn (an HTTP client's request line, say).
+    return running is not None and record.pathname.startswith(running["folders"])
 
 
 def _under(name: str, prefixes: tuple[str, ...]) -> bool:
@@ -103,10 +137,10 @@ class DatabaseLogHandler(logging.Handler):
         if _ignored(record.name) or getattr(self._writing, "active", False) or not apps.ready:
             return
         running = _running_agent.get()
-        if running is None and not hasattr(record, "agent_slug") and not _under(record.name, PLATFORM_LOGGERS):
-            return  # a library's line outside any agent's code: the console has it
+        if not _kept(record, running):
+            return  # the console has it
         try:
-            fields = self._fields(record, running or {})
+            fields = self._fields(record, running["tags"] if running else {})
         except Exception:  # noqa: BLE001 -- an unformattable record goes to logging's own error report
             self.handleError(record)
             return

@@ -256,7 +256,7 @@ async def _work_on(turn_id: str, loop: TurnLoop, sink_of_this_turn: list[Databas
         else:
             body = run_turn(started.surface, request, sink, settings, started.journal)
         # The task copies the context: what the agent's code logs (any logger) is the agent's.
-        with agent_log_tags(**_tags(turn)):
+        with agent_log_tags(started.surface, **_tags(turn)):
             task = asyncio.ensure_future(_then_drain(sink, body))
         lease_lost = False
 

@@ -1,8 +1,11 @@
 """What agent code logs, with any logger, reaches that agent's ``/v1/logs`` (and so the
 playground's Logs tab) with the session id: the ``scribe`` agent's ``note`` tool logs
-with ``logging.getLogger(__name__)``, in a turn on a real worker."""
+with ``logging.getLogger(__name__)``, in a turn on a real worker, and the ``weather``
+example's ``audit/usage`` hook with a logger of its own name."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
@@ -20,3 +23,18 @@ def test_what_a_tool_logs_with_its_own_logger_is_on_the_agents_logs_with_the_ses
     assert line["logger"].endswith(".tools.note")
     # Another agent's logs do not have it.
     assert not [x for x in client_for(alice).get("/lab/v1/logs").json()["lines"] if "noted" in x["message"]]
+
+
+def test_what_a_hook_logs_is_on_the_agents_logs_with_the_session(live, alice, client_for):
+    client = live(slug="weather")
+    session_id = client.start('/call get_weather {"city": "Oslo"}')["sessionId"]
+    client.wait_for(session_id, "turn.completed")
+    deadline = time.monotonic() + 20  # hooks run after the turn, from the dispatcher's task
+    while True:
+        lines = client_for(alice).get("/weather/v1/logs").json()["lines"]
+        found = [line for line in lines if f"session={session_id}" in line["message"]]
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    [line] = found
+    assert line["message"].startswith("turn completed agent=weather") and line["sessionId"] == session_id
