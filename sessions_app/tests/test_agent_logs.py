@@ -38,3 +38,12 @@ def test_what_a_hook_logs_is_on_the_agents_logs_with_the_session(live, alice, cl
         time.sleep(0.2)
     [line] = found
     assert line["message"].startswith("turn completed agent=weather") and line["sessionId"] == session_id
+
+
+@pytest.mark.django_db
+def test_what_a_channel_route_handler_logs_is_on_the_agents_logs(live_agents_dir, settings, alice, client_for):
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
+    client = client_for(alice)
+    assert client.post("/scribe/v1/channels/desk/ring", {}, format="json").json() == {"rang": "desk"}
+    [line] = [line for line in client.get("/scribe/v1/logs").json()["lines"] if "desk bell" in line["message"]]
+    assert (line["message"], line["level"], line["logger"]) == ("the desk bell rang on desk", "WARNING", "scribe.desk")
