@@ -17,8 +17,9 @@ from agent_platform.tests.outage import database_unreachable
 
 @pytest.fixture(autouse=True)
 def _production_auth(settings):
-    """Tests run as a deployed platform: no anonymous dev access unless a test asks for it."""
-    settings.PLATFORM = {**settings.PLATFORM, "DEV": False}
+    """Tests run as a deployed platform: no anonymous dev access unless a test asks for it;
+    and on the ``test`` model whatever AGENT_DEFAULT_MODEL says (the examples name none)."""
+    settings.PLATFORM = {**settings.PLATFORM, "DEV": False, "DEFAULT_MODEL": "test"}
 
 
 @pytest.fixture
@@ -84,6 +85,7 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
         "AGENTS_DIR": str(live_agents_dir),
         "PLATFORM_TURN_LEASE_SECONDS": "5",
         "PLATFORM_TASK_QUEUE": queue,
+        "AGENT_DEFAULT_MODEL": "test",
     }
     log = (tmp_path_factory.mktemp("worker-log") / "worker.log").open("w")
     worker = subprocess.Popen(

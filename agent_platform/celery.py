@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import after_setup_logger
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -76,6 +77,14 @@ def create_app(name: str = "agent_platform") -> Celery:
     celery_app.config_from_object("django.conf:settings", namespace="CELERY")
     celery_app.autodiscover_tasks()
     return celery_app
+
+
+@after_setup_logger.connect
+def _console_level_from_loglevel(logger: Any, loglevel: int, **_: Any) -> None:
+    """``--loglevel`` is the console's; the database still keeps INFO for ``/v1/logs``."""
+    from sessions_app.logs import keep_info_for_the_database
+
+    keep_info_for_the_database(logger, loglevel)
 
 
 app = create_app()

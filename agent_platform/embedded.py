@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from celery import Celery
@@ -20,6 +22,8 @@ from celery.concurrency.base import apply_target
 from celery.concurrency.thread import ApplyResult, TaskPool  # type: ignore[attr-defined]
 from celery.worker import WorkController
 from django.db import connections
+
+from agent_platform.conf import platform_settings
 
 logger = logging.getLogger(__name__)
 
@@ -114,3 +118,21 @@ class EmbeddedServices:
         self.beat.join(timeout=10)
         self.worker.stop(in_sighandler=False)
         self._worker_thread.join(timeout=10)
+
+
+@contextmanager
+def embedded_services() -> Iterator[EmbeddedServices | None]:
+    """The worker and beat threads around a serving block (``agent serve``, ``runserver``)
+    in the embedded form, so the turns it accepts run; ``None`` in the distributed form,
+    whose workers are processes of their own."""
+    if not platform_settings.EMBEDDED_WORKER:
+        yield None
+        return
+    from agent_platform.celery import app
+
+    services = EmbeddedServices(app, platform_settings.EMBEDDED_WORKER_THREADS)
+    services.start()
+    try:
+        yield services
+    finally:
+        services.stop()

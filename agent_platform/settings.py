@@ -55,6 +55,8 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
+    # First: its runserver (daphne's, plus the embedded worker) wins over daphne's.
+    "agent_platform.devserver",
     "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
@@ -369,19 +371,26 @@ else:
 
 # --- Logging ------------------------------------------------------------------------------------
 
+_LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"maintenance_at_debug": {"()": "sessions_app.logs.MaintenanceTasksAtDebug"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
-        # Hooks', agents' and sessions' lines at INFO+ are also kept in the database for
-        # GET /<slug>/v1/logs (sessions_app.logs); they still propagate to the console.
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "level": _LOG_LEVEL},
+        # The platform's lines and what agent code logs (any logger) at INFO+ are also kept
+        # in the database for GET /<slug>/v1/logs, whatever LOG_LEVEL; the handler picks
+        # them (sessions_app.logs).
         "database": {"class": "sessions_app.logs.DatabaseLogHandler", "level": "INFO"},
     },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
+    "root": {"handlers": ["console", "database"], "level": "DEBUG" if _LOG_LEVEL == "DEBUG" else "INFO"},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
-        **{name: {"handlers": ["database"]} for name in ("agent_platform.hooks", "agents", "sessions_app")},
+        # Beat's sweeper fires every few seconds: its lines are DEBUG.
+        **{
+            name: {"filters": ["maintenance_at_debug"]}
+            for name in ("celery.beat", "celery.worker.strategy", "celery.app.trace", "django_celery_beat.schedulers")
+        },
     },
 }

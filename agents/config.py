@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from agent_platform.conf import platform_settings
+from agents.discovery import AgentSurface
 from agents.runtime.outbound import OutboundPolicy
-from agents.runtime.providers.gateway import ProviderSettings
+from agents.runtime.providers.gateway import ProviderSettings, missing_key
 from agents.runtime.turn import RuntimeSettings
 
 
@@ -23,3 +24,20 @@ def runtime_settings() -> RuntimeSettings:
 def outbound_policy() -> OutboundPolicy:
     """Where agent-initiated HTTP may go: public https, plus ``PLATFORM['OUTBOUND_ALLOW']``."""
     return OutboundPolicy(allow=tuple(platform_settings.OUTBOUND_ALLOW))
+
+
+def missing_model_keys(surface: AgentSurface) -> dict[str, str]:
+    """``{model id: unset variable}`` for the models the agent and its subagents would run
+    on (their own, else ``AGENT_DEFAULT_MODEL``) whose provider key is not set: each such
+    turn would fail with "OPENAI_API_KEY is not set"."""
+    settings = runtime_settings()
+    missing: dict[str, str] = {}
+    surfaces = [surface]
+    while surfaces:
+        current = surfaces.pop()
+        model = current.config.model or settings.default_model
+        variable = missing_key(model, settings.providers)
+        if variable is not None:
+            missing[model] = variable
+        surfaces += current.subagents.values()
+    return missing

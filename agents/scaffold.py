@@ -8,7 +8,7 @@ FILES = {
     "agent/agent.py": """\
 from agents.sdk import define_agent
 
-agent = define_agent(model="test", description="{name}: describe what this agent does.")
+agent = define_agent(description="{name}: describe what this agent does.")
 """,
     "agent/instructions.md": """\
 You are {name}. Answer briefly and say plainly when you do not know.

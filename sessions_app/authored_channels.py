@@ -34,6 +34,7 @@ from agents.discovery import AgentSurface
 from agents.models import Agent
 from sessions_app import services
 from sessions_app.host import host_for_agent
+from sessions_app.logs import agent_log_tags
 from sessions_app.models import Admission, Session, SessionMode
 
 logger = logging.getLogger(__name__)
@@ -282,7 +283,9 @@ def call_route(
     """
     what = f"channel {ctx.channel!r} route {route.method} {route.path}"
     try:
-        result = run_to_completion(route.handler, ctx, *([body] if route.body is not None else []))
+        # What the handler logs (any logger) is the agent's, on its /v1/logs.
+        with agent_log_tags(sender.surface, agent_slug=sender.agent.slug, tenant_id=principal.tenant_id):
+            result = run_to_completion(route.handler, ctx, *([body] if route.body is not None else []))
         payload = None if result is None else to_jsonable_python(result)
     except sdk.SessionRefused as refused:
         raise ChannelError(refused.status, refused.code, str(refused)) from None

@@ -56,6 +56,7 @@ from agents.discovery import AgentSurface
 from agents.registry import subscribed_event_types, surface_for
 from agents.sdk import ChannelSession, HookContext
 from sessions_app.host import host_for, session_info
+from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session
 from sessions_app.queues import TaskName, send
 
@@ -133,18 +134,23 @@ def dispatch_pending(session_id: str) -> int:
         with _exclusive(session_id) as acquired:
             if not acquired:
                 return handed_out
-            targets = subscribers(surface_for(session.agent), session.channel)
+            surface = surface_for(session.agent)
+            targets = subscribers(surface, session.channel)
             if not targets:
                 _skip_to_end(session_id)
                 return handed_out
             context = _context(session)
-            while True:
-                events = _claim(session_id)
-                for event in events:
-                    _deliver(targets, context, session, event.as_record())
-                handed_out += len(events)
-                if len(events) < BATCH_SIZE:
-                    break  # the log had no more; events appended since are found below
+            # What the handlers log (any logger) is the agent's, on its /v1/logs.
+            with agent_log_tags(
+                surface, agent_slug=session.agent.slug, tenant_id=session.tenant_id, session_id=session.pk
+            ):
+                while True:
+                    events = _claim(session_id)
+                    for event in events:
+                        _deliver(targets, context, session, event.as_record())
+                    handed_out += len(events)
+                    if len(events) < BATCH_SIZE:
+                        break  # the log had no more; events appended since are found below
         # A dispatcher turned away while we held the lock left its events to us.
         if not _has_undispatched(session_id):
             return handed_out

@@ -1,8 +1,11 @@
 """Server log lines kept in the database, read through ``GET /<slug>/v1/logs?after=N``.
 
-``DatabaseLogHandler`` is wired in ``LOGGING`` for the ``agent_platform.hooks``,
-``agents`` and ``sessions_app`` loggers. A line is tagged with what the record
-carries as extras::
+``DatabaseLogHandler`` is wired in ``LOGGING`` on the root logger. It keeps the
+records of the platform's own loggers (``PLATFORM_LOGGERS``), records tagged with an
+agent, and what agent code logs, whatever its logger: a turn and a hook dispatch run
+inside ``agent_log_tags(...)``, so ``logging.getLogger(__name__)`` in a tool reaches
+that agent's ``/v1/logs`` with the session id. A line is tagged with what the record
+carries as extras, else with the tags of the agent running::
 
     logger.warning("hook failed", extra={"tenant_id": 3, "agent_slug": "weather", "session_id": "ses_..."})
 
@@ -18,6 +21,11 @@ Logging must never hurt the code that logs, so the handler:
 - never touches the database from an event loop (Django's ORM is sync-only there):
   such records are written by a short-lived thread, at most a few at a time.
 
+The console shows ``LOG_LEVEL`` (a worker's ``--loglevel``) and up, the database
+keeps INFO and up whatever the console shows (``keep_info_for_the_database``), and
+beat's maintenance tasks, which fire every few seconds, log at DEBUG
+(``MaintenanceTasksAtDebug``).
+
 Retention: ``sessions_app.tasks.prune_log_lines`` keeps the newest lines.
 """
 
@@ -25,21 +33,81 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
+from django.conf import settings
 from django.db import connection, connections, transaction
 
+if TYPE_CHECKING:
+    from agents.discovery import AgentSurface
+
 IGNORED_LOGGERS = ("django.db.backends", __name__)
+# Kept with or without an agent's tags (the admin lists them all).
+PLATFORM_LOGGERS = ("agent_platform.hooks", "agents", "sessions_app")
 MAX_MESSAGE_CHARS = 8000
 # Records from event loops waiting for a writer thread; more are dropped.
 MAX_BACKGROUND_WRITES = 8
 
 
+# The agent whose code runs in this context (a turn, a hook dispatch); tasks and
+# asyncio.to_thread copy the context, so a tool's lines inherit it.
+_running_agent: ContextVar[dict[str, Any] | None] = ContextVar("running_agent", default=None)
+
+
+def code_folders(surface: AgentSurface) -> tuple[str, ...]:
+    """The folders an agent's code is imported from (its tree, its subagents', its
+    extensions'), as written and resolved, each ending in a separator."""
+    folders: set[Path] = set()
+    surfaces = [surface]
+    while surfaces:
+        current = surfaces.pop()
+        folders.add(current.path)
+        folders |= {info.path for info in current.extensions.values() if info.path is not None}
+        surfaces += current.subagents.values()
+    return tuple(sorted({os.path.join(str(form), "") for folder in folders for form in (folder, folder.resolve())}))
+
+
+@contextmanager
+def agent_log_tags(
+    surface: AgentSurface, *, agent_slug: str, tenant_id: int | None, session_id: str = ""
+) -> Iterator[None]:
+    """Inside the block, what the agent's code logs (any logger; a record made by a file of
+    ``code_folders(surface)``) is kept as the agent's, for its ``/v1/logs``, and so is what
+    the platform's loggers log::
+
+        with agent_log_tags(surface, agent_slug="weather", tenant_id=3, session_id="ses_..."):
+            ...
+    """
+    tags = {"agent_slug": agent_slug, "tenant_id": tenant_id, "session_id": session_id}
+    token = _running_agent.set({"tags": tags, "folders": code_folders(surface)})
+    try:
+        yield
+    finally:
+        _running_agent.reset(token)
+
+
+def _kept(record: logging.LogRecord, running: dict[str, Any] | None) -> bool:
+    """The platform's own lines, lines tagged by their caller, and the running agent's code's."""
+    if _under(record.name, PLATFORM_LOGGERS) or hasattr(record, "agent_slug"):
+        return True
+    # Not a library's line logged during a turn (an HTTP client's request line, say).
+    return running is not None and record.pathname.startswith(running["folders"])
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
 def _ignored(name: str) -> bool:
-    return any(name == prefix or name.startswith(prefix + ".") for prefix in IGNORED_LOGGERS)
+    return _under(name, IGNORED_LOGGERS)
 
 
 def _in_event_loop() -> bool:
@@ -68,8 +136,11 @@ class DatabaseLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if _ignored(record.name) or getattr(self._writing, "active", False) or not apps.ready:
             return
+        running = _running_agent.get()
+        if not _kept(record, running):
+            return  # the console has it
         try:
-            fields = self._fields(record)
+            fields = self._fields(record, running["tags"] if running else {})
         except Exception:  # noqa: BLE001 -- an unformattable record goes to logging's own error report
             self.handleError(record)
             return
@@ -78,15 +149,18 @@ class DatabaseLogHandler(logging.Handler):
         elif self._background.acquire(blocking=False):
             threading.Thread(target=self._write_in_thread, args=(fields,), daemon=True).start()
 
-    def _fields(self, record: logging.LogRecord) -> dict[str, Any]:
+    def _fields(self, record: logging.LogRecord, running: dict[str, Any]) -> dict[str, Any]:
+        def tag(name: str) -> Any:
+            return getattr(record, name, None) or running.get(name)
+
         return {
             "at": datetime.fromtimestamp(record.created, tz=UTC),
             "level": record.levelname[:10],
             "logger": record.name[:200],
             "message": self.format(record)[:MAX_MESSAGE_CHARS],
-            "tenant_id": _tenant_id(getattr(record, "tenant_id", None)),
-            "agent_slug": str(getattr(record, "agent_slug", "") or "")[:100],
-            "session_id": str(getattr(record, "session_id", "") or "")[:40],
+            "tenant_id": _tenant_id(tag("tenant_id")),
+            "agent_slug": str(tag("agent_slug") or "")[:100],
+            "session_id": str(tag("session_id") or "")[:40],
         }
 
     def _write(self, fields: dict[str, Any]) -> None:
@@ -109,3 +183,42 @@ class DatabaseLogHandler(logging.Handler):
         finally:
             connections.close_all()
             self._background.release()
+
+
+def keep_info_for_the_database(root: logging.Logger, console_level: int) -> None:
+    """After a Celery worker or beat set the root level from ``--loglevel``: that level is
+    the console handlers', and the root lets INFO through for the database handler."""
+    for handler in root.handlers:
+        if not isinstance(handler, DatabaseLogHandler):
+            handler.setLevel(console_level)
+    root.setLevel(min(console_level, logging.INFO))
+
+
+# What beat's database scheduler says each time it saves the sweepers' last run.
+_SCHEDULE_SAVED = "DatabaseScheduler: Schedule changed."
+
+
+class MaintenanceTasksAtDebug(logging.Filter):
+    """On Celery's beat and worker loggers: the INFO lines about a task of beat's schedule
+    (beat sending it, a worker receiving it, its success, the scheduler saving its last
+    run) become DEBUG lines, so the sweeper, due every few seconds, does not fill the console."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO and (
+            record.msg == _SCHEDULE_SAVED or _task_named(record) in _scheduled_tasks()
+        ):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+def _task_named(record: logging.LogRecord) -> str | None:
+    args = record.args
+    if isinstance(args, dict):  # the worker's "Task %(name)s[%(id)s] received/succeeded"
+        return str(args.get("name"))
+    if isinstance(args, tuple) and len(args) == 2:  # beat's "Sending due task %s (%s)"
+        return str(args[1])
+    return None
+
+
+def _scheduled_tasks() -> set[str]:
+    return {str(entry["task"]) for entry in getattr(settings, "CELERY_BEAT_SCHEDULE", {}).values()}

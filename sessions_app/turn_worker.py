@@ -38,6 +38,7 @@ from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_call
 from sessions_app.approvals import decisions_for, request_approvals
 from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
 from sessions_app.host import DatabaseFileStore, host_for, session_info
+from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
@@ -256,7 +257,9 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
             body = resume_turn(started.surface, request, state, started.decisions, sink, settings, started.journal)
         else:
             body = run_turn(started.surface, request, sink, settings, started.journal)
-        task = asyncio.ensure_future(_then_drain(sink, body))
+        # The task copies the context: what the agent's code logs (any logger) is the agent's.
+        with agent_log_tags(started.surface, **_tags(turn)):
+            task = asyncio.ensure_future(_then_drain(sink, body))
         lease_lost = False
 
         def cancel() -> None:

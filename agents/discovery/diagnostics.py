@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from agents.runtime.fs.tools import FILE_TOOL_NAMES
+
 
 class Severity(StrEnum):
     ERROR = "error"
@@ -60,9 +62,7 @@ INVALID_PLUGIN = _error(24, "Give the plugin folder a valid plugin.json (or .cla
 UNKNOWN_OVERRIDE = _error(25, "An override must replace a contribution of the same kind and name.")
 UNKNOWN_PLAYGROUND_TOOL = _warning(26, "Name the HTML file after a tool of this agent.")
 NO_AGENT_TREE = _error(28, "Put the agent's files in an agent/ folder inside the agent folder.")
-UNKNOWN_FILE_TOOL = _error(
-    29, "Name only the synthesized file tools: Read, LS, Grep, Glob, Write, StrReplace, Delete, SemanticSearch."
-)
+UNKNOWN_FILE_TOOL = _error(29, f"Name only the synthesized file tools: {', '.join(FILE_TOOL_NAMES)}.")
 FILE_TOOLS_WITHOUT_ROOT = _error(30, "Declare define_agent(root=...) to get file tools, or drop tools=[...].")
 WRITE_TOOLS_ON_READ_ONLY_ROOT = _error(31, "Drop the write tools from tools=[...], or give the agent a writable root.")
 HANDLER_SIGNATURE = _error(

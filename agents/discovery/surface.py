@@ -10,10 +10,11 @@ from typing import Any, Generic, TypeVar
 
 from agents import sdk
 from agents.discovery.diagnostics import Diagnostic
+from agents.runtime.fs.tools import FILE_TOOL_NAMES
 
 T = TypeVar("T")
 
-FILE_TOOLS = frozenset({"Read", "LS", "Grep", "Glob", "Write", "StrReplace", "Delete", "SemanticSearch"})
+FILE_TOOLS = frozenset(FILE_TOOL_NAMES)
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from agents.sdk import Tool, ToolContext
 from agents.sdk._tool import tool_arguments
@@ -76,11 +78,62 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any] | None, raw: str = 
     try:
         validated = tool.input_model.model_validate(arguments)
     except ValidationError as invalid:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}" for item in invalid.errors()
-        )
+        problems = "; ".join(_problem(tool, item) for item in invalid.errors())
         return error(f"invalid arguments for {tool.name}: {problems}")
     return tool_arguments(validated)
+
+
+def _problem(tool: Tool, item: ErrorDetails) -> str:
+    """One validation error as the model should read it: which argument, and what it expects."""
+    where = ".".join(str(part) for part in item["loc"]) or "arguments"
+    properties: dict[str, Any] = tool.input_schema.get("properties", {})
+    if item["type"] == "extra_forbidden":
+        return f"{where!r} is not an argument of {tool.name} (it takes {', '.join(properties) or 'no arguments'})"
+    prop = properties.get(str(item["loc"][0]), {}) if item["loc"] else {}
+    said = [str(prop[key]) for key in ("type", "description") if prop.get(key)]
+    expected = f" ({': '.join(said)})" if said else ""
+    if item["type"] == "missing":
+        return f"{where!r} is missing{expected}"
+    return f"{where!r}: {item['msg']}{expected}; got {json.dumps(item['input'], default=str)[:80]}"
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "boolean": (bool,)}
+_KINDS = {"string": "a string", "integer": "an integer", "boolean": "true or false"}
+
+
+def _expected(prop: Mapping[str, Any]) -> str:
+    kind = f"one of {', '.join(map(repr, prop['enum']))}" if "enum" in prop else _KINDS[prop["type"]]
+    if "minimum" in prop:
+        kind += f" >= {prop['minimum']}"
+    return f"{kind}: {prop['description']}" if "description" in prop else kind
+
+
+def _fits(prop: Mapping[str, Any], value: Any) -> bool:
+    if isinstance(value, bool) and prop["type"] != "boolean":
+        return False  # JSON true is not the integer 1
+    if not isinstance(value, _JSON_TYPES[prop["type"]]):
+        return False
+    if "enum" in prop and value not in prop["enum"]:
+        return False
+    return "minimum" not in prop or value >= prop["minimum"]
+
+
+def schema_arguments(name: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any] | list[str]:
+    """Arguments checked against the platform's own flat input schemas (the file tools, a
+    subagent's, ``load_skill``'s: string, integer and boolean properties, ``required``,
+    ``enum``, ``minimum``, no others): the arguments to run the tool with (an optional one
+    sent as ``null`` counts as not sent), or one line per problem, each naming the argument
+    and what it expects, for the model to correct its call."""
+    properties: dict[str, Any] = schema["properties"]
+    required = schema.get("required", [])
+    given = {key: value for key, value in arguments.items() if value is not None or key in required}
+    problems = [f"{key!r} is missing ({_expected(properties[key])})" for key in required if key not in given]
+    for key, value in given.items():
+        if key not in properties:
+            problems.append(f"{key!r} is not an argument of {name} (it takes {', '.join(properties)})")
+        elif not _fits(properties[key], value):
+            problems.append(f"{key!r} must be {_expected(properties[key])}; got {json.dumps(value)[:80]}")
+    return problems or given
 
 
 async def run_server_tool(tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> CallResult:

@@ -1,5 +1,6 @@
 """A turn's story in a few fields, from its events: the reply, the tool calls, the
-usage. ``agent run --json`` and ``agent trajectory`` print the same summary."""
+usage. ``agent run`` prints it for its turn, ``agent trajectory`` for a saved NDJSON stream
+(what ``agent run --json`` prints)."""
 
 from __future__ import annotations
 

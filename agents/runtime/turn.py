@@ -49,7 +49,14 @@ from agents.runtime.providers.base import (
 )
 from agents.runtime.providers.gateway import ProviderSettings, provider_for, stream_with_retries
 from agents.runtime.replay import Journal, LoggedStep
-from agents.runtime.tool_calls import CallResult, error, run_agent_tool, run_server_tool, validate_arguments
+from agents.runtime.tool_calls import (
+    CallResult,
+    error,
+    run_agent_tool,
+    run_server_tool,
+    schema_arguments,
+    validate_arguments,
+)
 from agents.runtime.workspace import prepare_workspace
 from agents.sdk import ResultContext, SessionInfo, Signal, ToolContext
 from agents.sdk._context import Artifacts, Host
@@ -370,24 +377,26 @@ class _Run:
             self.scratch = None
 
     async def _run_file_tool(self, call: ToolCall) -> CallResult:
-        if call.arguments is None:
-            return error(f"the arguments for {call.name} are not a JSON object: {call.raw_arguments[:200]!r}")
+        arguments = _checked(call, FILE_TOOL_SPECS[call.name].input_schema)
+        if isinstance(arguments, CallResult):
+            return arguments
         try:
-            return CallResult(await call_file_tool(self.filesystem(), call.name, call.arguments))
+            return CallResult(await call_file_tool(self.filesystem(), call.name, arguments))
         except FileSystemError as failure:
             return error(str(failure))
-        except TypeError as failure:
-            return error(f"invalid arguments for {call.name}: {failure}")
 
     async def _dispatch(self, call: ToolCall) -> CallResult | ParkedSubagent:
         if call.name in self.file_tools:
             return await self._run_file_tool(call)
         if call.name in self.surface.subagents:
-            return await self._run_subagent(call)
+            problem = _checked(call, subagent_spec(call.name, self.surface.subagents[call.name]).input_schema)
+            return problem if isinstance(problem, CallResult) else await self._run_subagent(call)
         if call.name == LOAD_SKILL_TOOL and self.surface.skills:
-            name = (call.arguments or {}).get("name")
-            skill = self.surface.skills.get(str(name))
-            return CallResult(skill.value.body) if skill else error(f"no skill {name!r}; see the catalog")
+            arguments = _checked(call, {"properties": {"name": {"type": "string"}}, "required": ["name"]})
+            if isinstance(arguments, CallResult):
+                return arguments
+            skill = self.surface.skills.get(arguments["name"])
+            return CallResult(skill.value.body) if skill else error(f"no skill {arguments['name']!r}; see the catalog")
         entry = self.surface.tools.get(call.name)
         if entry is None:
             available = ", ".join(spec.name for spec in tool_specs(self.surface)) or "none"
@@ -527,6 +536,17 @@ class _Run:
                 await value
         except Exception as failure:
             raise TurnFailed(f"result commit failed: {type(failure).__name__}: {failure}") from failure
+
+
+def _checked(call: ToolCall, schema: dict[str, Any]) -> dict[str, Any] | CallResult:
+    """A platform tool's arguments checked against its schema, or the error result that
+    tells the model what to change."""
+    if call.arguments is None:
+        return error(f"the arguments for {call.name} are not a JSON object: {call.raw_arguments[:200]!r}")
+    arguments = schema_arguments(call.name, schema, call.arguments)
+    if isinstance(arguments, list):
+        return error(f"invalid arguments for {call.name}: {'; '.join(arguments)}")
+    return arguments
 
 
 async def _prepared(run: _Run, body: Callable[[], Awaitable[TurnOutcome]]) -> TurnOutcome:

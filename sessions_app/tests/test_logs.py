@@ -151,3 +151,19 @@ def test_an_unknown_agent_is_404(ledger, alice, client_for):
 
 def test_logs_need_a_token(ledger):
     assert APIClient().get("/ledger/v1/logs").status_code == 401
+
+
+def test_beats_sweeper_lines_are_debug_and_other_tasks_lines_stay_info(caplog):
+    caplog.set_level(logging.DEBUG)
+    logging.getLogger("celery.beat").info(
+        "Scheduler: Sending due task %s (%s)", "sweep-turns", "sessions_app.tasks.sweep_turns"
+    )
+    logging.getLogger("celery.app.trace").info(
+        "Task %(name)s[%(id)s] succeeded in %(runtime)ss: %(return_value)s",
+        {"name": "sessions_app.tasks.sweep_turns", "id": "1", "runtime": 0.01, "return_value": 0},
+    )
+    logging.getLogger("celery.app.trace").info(
+        "Task %(name)s[%(id)s] succeeded in %(runtime)ss: %(return_value)s",
+        {"name": "sessions_app.tasks.run_queued_turn", "id": "2", "runtime": 0.5, "return_value": None},
+    )
+    assert [record.levelname for record in caplog.records] == ["DEBUG", "DEBUG", "INFO"]

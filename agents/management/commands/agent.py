@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agent_platform.conf import platform_settings
 from agents.api.views import info_document
-from agents.config import outbound_policy
+from agents.config import missing_model_keys, outbound_policy
 from agents.discovery import AgentSurface, discover
 from agents.local_run import run_locally
 from agents.registry import RESERVED_SEGMENTS, agent_folders, is_valid_slug
@@ -44,13 +45,20 @@ class Command(BaseCommand):
         run.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir).")
         run.add_argument("--dir", type=Path, help="An agent folder.")
         run.add_argument("--message", required=True)
-        run.add_argument("--json", action="store_true", help="Print the events and the summary as JSON.")
+        run.add_argument(
+            "--json",
+            action="store_true",
+            help="Print the events as NDJSON, one per line, as the stream route sends them (what "
+            "`agent trajectory` and the playground's Open trace read).",
+        )
         run.add_argument("--dry-run", action="store_true", help="Stub write-effect tools and skip the commit.")
         decide = run.add_mutually_exclusive_group()
         decide.add_argument("--approve", action="store_true", help="Approve every call that asks for approval.")
         decide.add_argument("--deny", action="store_true", help="Deny every call that asks for approval.")
         trajectory = actions.add_parser("trajectory", help="Summarise a saved NDJSON event stream.")
-        trajectory.add_argument("--events", type=Path, required=True, help="An NDJSON file of events.")
+        trajectory.add_argument(
+            "--events", required=True, help="NDJSON events (`agent run --json`, a saved stream); - is stdin."
+        )
         trajectory.add_argument("--json", action="store_true")
         init = actions.add_parser("init", help="Create a new agent that validates cleanly.")
         init.add_argument("name")
@@ -88,10 +96,18 @@ class Command(BaseCommand):
             loader.unload()
             found = surface.all_diagnostics()
             errors = [d for d in found if d.is_error]
+            keys = missing_model_keys(surface)
             status = "error" if errors else "ok"
-            self.stdout.write(f"{slug}: {status} ({len(errors)} error(s), {len(found) - len(errors)} warning(s))")
+            warnings = len(found) - len(errors) + len(keys)
+            self.stdout.write(f"{slug}: {status} ({len(errors)} error(s), {warnings} warning(s))")
             for diagnostic in found:
                 self.stdout.write(f"  {diagnostic}\n    hint: {diagnostic.code.hint}")
+            for model, variable in keys.items():
+                self.stdout.write(
+                    f"  warning: {variable} is not set, so every turn on the model {model!r} fails\n"
+                    f"    hint: set {variable} (or {variable.replace('_API_KEY', '_BASE_URL')} for a compatible "
+                    "server that needs no key), or AGENT_DEFAULT_MODEL=test for the offline test model"
+                )
             if errors:
                 failed.append(slug)
         if failed:
@@ -142,22 +158,22 @@ class Command(BaseCommand):
             raise CommandError(f"{surface.slug} has errors; fix them first (agent validate)", returncode=2)
         approve = True if options["approve"] else False if options["deny"] else None
         result = run_locally(surface, options["message"], approve=approve, dry_run=options["dry_run"])
-        summary = summarize(result.records)
         if options["json"]:
-            self.stdout.write(json.dumps({"events": result.records, "summary": summary}, indent=2, default=str))
+            for record in result.records:
+                self.stdout.write(json.dumps(record, default=str))
         else:
-            self.stdout.write(format_summary(summary))
+            self.stdout.write(format_summary(summarize(result.records)))
         if result.outcome.status == "parked":
             raise CommandError("the turn is waiting for approval; rerun with --approve or --deny", returncode=3)
         if result.outcome.status == "failed":
             raise CommandError(f"the turn failed: {result.outcome.failure}", returncode=1)
 
-    def trajectory(self, path: Path, *, as_json: bool) -> None:
+    def trajectory(self, source: str, *, as_json: bool) -> None:
         try:
-            lines = path.read_text().splitlines()
-            records = [json.loads(line) for line in lines if line.strip()]
-        except (OSError, json.JSONDecodeError) as problem:
-            raise CommandError(f"cannot read {path}: {problem}") from problem
+            text = sys.stdin.read() if source == "-" else Path(source).read_text()
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as problem:
+            raise CommandError(f"cannot read {source}: {problem}") from problem
         summary = summarize(records)
         self.stdout.write(json.dumps(summary, indent=2, default=str) if as_json else format_summary(summary))
 
@@ -173,30 +189,39 @@ class Command(BaseCommand):
         self.stdout.write(f"Next: python manage.py agent validate --dir {folder}")
 
     def serve(self, host: str, port: int) -> None:
+        # Imported here: daphne.server installs Twisted's reactor on import.
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server
 
         from agent_platform.asgi import application
-        from agent_platform.celery import app
         from agent_platform.daphne_limits import MAX_INBOUND_FRAME as MAX_WEBSOCKET_FRAME
+        from agent_platform.embedded import embedded_services
 
-        services = None
-        if platform_settings.EMBEDDED_WORKER:
-            from agent_platform.embedded import EmbeddedServices
+        class Daphne(Server):
+            """Daphne's server, remembering why it could not listen (it only logs that, and returns)."""
 
-            services = EmbeddedServices(app, platform_settings.EMBEDDED_WORKER_THREADS)
-            services.start()
-        slugs = list(agent_folders())
-        self.stdout.write(f"Serving {len(slugs)} agent(s) from {platform_settings.AGENTS_DIR}: {', '.join(slugs)}")
-        self.stdout.write(f"Listening on http://{host}:{port}/")
-        try:
-            Server(
+            listen_failure: str | None = None
+
+            def listen_error(self, failure: Any) -> None:
+                self.listen_failure = failure.getErrorMessage()
+                super().listen_error(failure)
+
+        def listening() -> None:
+            self.stdout.write(f"Listening on http://{host}:{port}/")
+            self.stdout.flush()
+
+        with embedded_services():
+            slugs = list(agent_folders())
+            self.stdout.write(f"Serving {len(slugs)} agent(s) from {platform_settings.AGENTS_DIR}: {', '.join(slugs)}")
+            server = Daphne(
                 application=application,
                 endpoints=build_endpoint_description_strings(host=host, port=port),
                 action_logger=None,
                 # Oversized inbound WebSocket frames are refused by daphne itself (close 1009).
                 websocket_max_message_size=MAX_WEBSOCKET_FRAME,
-            ).run()
-        finally:
-            if services is not None:
-                services.stop()
+                # Called once the socket is bound, just before daphne serves.
+                ready_callable=listening,
+            )
+            server.run()
+        if server.listen_failure is not None:
+            raise CommandError(f"not serving: {server.listen_failure}", returncode=1)

@@ -270,7 +270,8 @@ def select_file_tools(allow: Sequence[str] | None) -> list[str]:
 
 
 async def call_file_tool(fs: FileSystem, name: str, arguments: Mapping[str, Any]) -> Any:
-    """Run the file tool ``name`` with arguments that already passed its input schema.
+    """Run the file tool ``name`` with arguments that passed its input schema (the turn checks
+    them with ``tool_calls.schema_arguments`` first).
 
     Raises:
         FileSystemError: what the model should be shown as the tool's error.

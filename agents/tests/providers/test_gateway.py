@@ -7,7 +7,13 @@ import pytest
 from agents.runtime.providers.anthropic_provider import AnthropicProvider
 from agents.runtime.providers.base import ModelAuthError, ModelUnavailable, StreamEvent, TextDelta
 from agents.runtime.providers.deterministic import DeterministicModel
-from agents.runtime.providers.gateway import ProviderSettings, UnknownModel, provider_for, stream_with_retries
+from agents.runtime.providers.gateway import (
+    MissingCredentials,
+    ProviderSettings,
+    UnknownModel,
+    provider_for,
+    stream_with_retries,
+)
 from agents.runtime.providers.openai_provider import OpenAIProvider
 from agents.tests.providers import anthropic_frames, openai_frames
 from agents.tests.providers.samples import hello
@@ -17,7 +23,7 @@ FAST_RETRIES = {"max_retries": 2, "retry_base_delay": 0.01}
 
 
 def test_provider_for_picks_the_provider_by_prefix() -> None:
-    settings = ProviderSettings()
+    settings = ProviderSettings(openai_api_key="sk-test", anthropic_api_key="sk-ant-test")
     test, name = provider_for("test", settings)
     assert isinstance(test, DeterministicModel) and name == "test"
     openai, name = provider_for("openai:x", settings)
@@ -27,6 +33,16 @@ def test_provider_for_picks_the_provider_by_prefix() -> None:
     for unknown in ("gemini:z", "openai:", "gpt-4o"):
         with pytest.raises(UnknownModel, match=repr(unknown)):
             provider_for(unknown, settings)
+
+
+def test_a_provider_without_its_key_or_a_base_url_is_refused_naming_the_variable() -> None:
+    with pytest.raises(MissingCredentials, match=r"^OPENAI_API_KEY is not set: the model 'openai:x' needs it"):
+        provider_for("openai:x", ProviderSettings())
+    with pytest.raises(MissingCredentials, match=r"^ANTHROPIC_API_KEY is not set"):
+        provider_for("anthropic:y", ProviderSettings(openai_api_key="sk-test"))
+    # A base URL may point at a compatible server that needs no key (Ollama, vLLM).
+    openai, _ = provider_for("openai:x", ProviderSettings(openai_base_url="http://127.0.0.1:9/v1"))
+    assert isinstance(openai, OpenAIProvider)
 
 
 def openai_setup(server: WireServer) -> tuple[OpenAIProvider, ProviderSettings, Reply]:

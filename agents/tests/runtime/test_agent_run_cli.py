@@ -23,13 +23,16 @@ def test_run_prints_the_tool_call_the_reply_and_the_usage():
     assert "usage:" in printed
 
 
-def test_run_json_has_the_events_and_a_summary():
-    document = json.loads(run_cli("run", "weather", "--message", "hello", "--json"))
-    types = [event["type"] for event in document["events"]]
+def ndjson(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_run_json_prints_the_events_as_ndjson_one_per_line():
+    events = ndjson(run_cli("run", "weather", "--message", "hello", "--json"))
+    types = [event["type"] for event in events]
     assert types[0] == "session.started" and types[-1] == "turn.completed"
-    assert [event["index"] for event in document["events"]] == list(range(len(types)))
-    assert document["summary"]["reply"] == "echo: hello"
-    assert document["summary"]["status"] == "completed"
+    assert [event["index"] for event in events] == list(range(len(types)))
+    assert [event["data"]["text"] for event in events if event["type"] == "message.completed"] == ["echo: hello"]
 
 
 def test_run_exits_non_zero_when_the_turn_fails():
@@ -40,20 +43,42 @@ def test_run_exits_non_zero_when_the_turn_fails():
 
 
 def test_run_stops_at_an_approval_unless_told_what_to_decide():
-    message = '/call close_issue {"issue_id": 12, "reason": "duplicate of #3"}'
+    message = '/call set_severity {"number": 12, "severity": "critical"}'
     with pytest.raises(CommandError) as parked:
         run_cli("run", "triage", "--message", message)
     assert parked.value.returncode == 3
-    # Approved, the call runs; the test model's answer has no severity, so triage's commit fails the turn.
-    with pytest.raises(CommandError, match="result commit failed"):
-        run_cli("run", "triage", "--message", message, "--approve")
+    approved = run_cli("run", "triage", "--message", message, "--approve")
+    assert "status: completed" in approved and "severity:critical" in approved
+    # Denied, the model's answer names no severity, so triage's result check fails the turn.
+    with pytest.raises(CommandError, match="the triage has no 'Severity: <level>' line"):
+        run_cli("run", "triage", "--message", message, "--deny")
 
 
-def test_trajectory_summarises_a_saved_stream_like_run_does(tmp_path):
-    document = json.loads(run_cli("run", "weather", "--message", '/call get_weather {"city": "Oslo"}', "--json"))
+def test_trajectory_reads_what_run_json_prints(tmp_path):
+    message = '/call get_weather {"city": "Oslo"}'
     saved = tmp_path / "events.ndjson"
-    saved.write_text("\n".join(json.dumps(event) for event in document["events"]) + "\n")
-    assert json.loads(run_cli("trajectory", "--events", str(saved), "--json")) == document["summary"]
+    saved.write_text(run_cli("run", "weather", "--message", message, "--json"))
+    summary = json.loads(run_cli("trajectory", "--events", str(saved), "--json"))
+    assert summary["status"] == "completed" and summary["reply"].startswith("done: get_weather ->")
+    assert [(call["toolName"], call["args"]) for call in summary["toolCalls"]] == [("get_weather", {"city": "Oslo"})]
+    printed = run_cli("trajectory", "--events", str(saved))
+    assert printed == run_cli("run", "weather", "--message", message)
+
+
+def test_a_provider_model_without_its_key_fails_the_turn_saying_so(settings):
+    settings.PLATFORM = {**settings.PLATFORM, "DEFAULT_MODEL": "openai:gpt-4.1", "OPENAI_API_KEY": ""}
+    with pytest.raises(CommandError, match=r"OPENAI_API_KEY is not set: the model 'openai:gpt-4\.1' needs it"):
+        run_cli("run", "weather", "--message", "hello")
+
+
+def test_validate_warns_about_a_provider_model_without_its_key(settings):
+    settings.PLATFORM = {**settings.PLATFORM, "DEFAULT_MODEL": "anthropic:claude-sonnet-4", "ANTHROPIC_API_KEY": ""}
+    printed = run_cli("validate")
+    assert "weather: ok (0 error(s), 1 warning(s))" in printed
+    warning = "warning: ANTHROPIC_API_KEY is not set, so every turn on the model 'anthropic:claude-sonnet-4' fails"
+    assert warning in printed
+    settings.PLATFORM = {**settings.PLATFORM, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/"}
+    assert "is not set" not in run_cli("validate")
 
 
 def test_trajectory_reports_an_unreadable_file(tmp_path):

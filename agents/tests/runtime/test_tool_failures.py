@@ -59,8 +59,8 @@ def test_arguments_that_fail_the_schema_are_an_error_result_and_the_turn_goes_on
     result = only_result(agent)
     assert result["isError"] is True
     assert "invalid arguments for add" in result["output"]["error"]
-    assert "a: Input should be a valid integer" in result["output"]["error"]
-    assert "c: Extra inputs are not permitted" in result["output"]["error"]
+    assert "'a': Input should be a valid integer" in result["output"]["error"]
+    assert "'c' is not an argument of add (it takes a, b)" in result["output"]["error"]
     assert outcome.status == "completed"
 
 

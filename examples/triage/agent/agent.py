@@ -2,4 +2,4 @@
 
 from agents.sdk import define_agent
 
-agent = define_agent(model="test", max_running_turns=8)
+agent = define_agent(max_running_turns=8)

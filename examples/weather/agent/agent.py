@@ -2,5 +2,5 @@
 
 from agents.sdk import define_agent
 
-# "test" is the deterministic offline model, so this example runs without credentials.
-agent = define_agent(model="test", max_running_turns=4)
+# No model named: AGENT_DEFAULT_MODEL decides (`test`, the offline deterministic model, unless set).
+agent = define_agent(max_running_turns=4)

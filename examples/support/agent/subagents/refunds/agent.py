@@ -3,7 +3,6 @@
 from agents.sdk import define_agent
 
 agent = define_agent(
-    model="test",
     description="Handles refund requests: checks the order, works out the amount and issues the refund "
     "(a person approves each one). Give it the order number, what is being refunded and why.",
 )
