@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from agent_platform.auth import is_loopback_request, principal_for_user
 from agent_platform.conf import platform_settings
-from agents.api.views import served_agent
+from agents.api.base import served_agent
 
 # How the page authenticates its API calls.
 AUTH_DEV = "dev"  # loopback in dev mode: no credential needed

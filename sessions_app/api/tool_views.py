@@ -10,15 +10,17 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agent_platform.auth import caller
+from agent_platform.auth import AuthenticatedPrincipal, caller
 from agent_platform.errors import ApiError
-from agents.api.views import ToolDetailView, served_agent
+from agents.api.views import ToolDetailView
+from agents.models import Agent
 from agents.runtime.conversation import new_call_id
 from agents.runtime.tool_calls import CallResult, run_server_tool, validate_arguments
 from agents.sdk import SessionInfo, ToolContext
 from sessions_app import services
+from sessions_app.access import owned_session
+from sessions_app.api.base import ERROR
 from sessions_app.api.serializers import StrictCharField
-from sessions_app.api.views import ERROR, as_api_error, owned_session_or_error
 from sessions_app.host import host_for, host_for_agent, session_info
 from sessions_app.models import Session
 from sessions_app.scheduling import ACTIVE_TURNS
@@ -39,15 +41,12 @@ class ToolCallResult(serializers.Serializer[None]):
     durationMs = serializers.IntegerField()
 
 
-def _session(request: Request, agent_slug: str, body: dict[str, str]) -> Session | None:
+def _session(agent: Agent, user: AuthenticatedPrincipal, body: dict[str, str]) -> Session | None:
+    """The session the call is bound to, by id or by continuation token, if any."""
     if body.get("sessionId"):
-        return owned_session_or_error(request, agent_slug, body["sessionId"])
+        return owned_session(agent, body["sessionId"], user)
     if body.get("continuationToken"):
-        try:
-            session = services.session_for_token(body["continuationToken"])
-        except services.SessionError as error:
-            raise as_api_error(error) from None
-        return owned_session_or_error(request, agent_slug, session.pk)
+        return services.session_for_token(body["continuationToken"], agent, user)
     return None
 
 
@@ -64,7 +63,7 @@ class ToolView(ToolDetailView):
         responses={200: ToolCallResult, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR},
     )
     def post(self, request: Request, agent_slug: str, tool_name: str) -> Response:
-        agent, surface = served_agent(request, agent_slug)
+        agent, surface = self.agent, self.surface
         entry = surface.tools.get(tool_name)
         if entry is None:
             available = ", ".join(sorted(surface.tools)) or "none"
@@ -74,7 +73,8 @@ class ToolView(ToolDetailView):
         body.is_valid(raise_exception=True)
         if tool.execution == "agent":
             raise ApiError(400, "agent_tool", f"{tool_name} runs in a session workspace; only a turn can call it.")
-        session = _session(request, agent_slug, body.validated_data)
+        user = caller(request)
+        session = _session(agent, user, body.validated_data)
         busy = session is not None and session.turns.filter(status__in=ACTIVE_TURNS).exists()
         if busy and tool.effect == "write":
             raise ApiError(409, "session_busy", f"{tool_name} writes, and a turn is running in this session.")
@@ -87,7 +87,7 @@ class ToolView(ToolDetailView):
             stub = {"stubbed": True, "toolName": tool_name, "args": body.validated_data["input"]}
             result = CallResult(stub, stubbed=True)
         else:
-            principal = caller(request).principal
+            principal = user.principal
             info = session_info(session) if session is not None else SessionInfo(id="", agent=agent.slug)
             host = host_for(session) if session is not None else host_for_agent(principal.tenant_id, agent)
             ctx = ToolContext(session=info, host=host, call_id=call_id)
