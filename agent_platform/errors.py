@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -146,6 +146,40 @@ def json_server_error(request: HttpRequest) -> HttpResponse:
     from django.views.defaults import server_error
 
     return server_error(request)
+
+
+NUL = "\x00"
+
+
+def _nul_in_request(request: HttpRequest) -> str | None:
+    """Where the request carries a NUL character, if it does: PostgreSQL cannot hold NUL
+    in text, so no id, slug, prefix, filter or cookie with one can name anything."""
+    if NUL in request.path_info:
+        return "The URL path"
+    if any(NUL in key or any(NUL in value for value in values) for key, values in request.GET.lists()):
+        return "The query string"
+    if any(NUL in key or NUL in value for key, value in request.COOKIES.items()):
+        return "A cookie"
+    return None
+
+
+class MalformedRequestMiddleware:
+    """Refuse with 400 what no route can answer, before any view reads it: a NUL
+    character (``%00``) in the path, the query string or a cookie. Without it, each
+    place that looks such a value up in the database would fail with a 500."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        where = _nul_in_request(request)
+        if where is None:
+            response: HttpResponse = self.get_response(request)
+            return response
+        message = f"{where} contains a NUL character (%00), which nothing on this platform accepts."
+        if _is_api_path(request.path_info):
+            return JsonResponse(error_body("invalid", message), status=400)
+        return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
 
 
 class DatabaseOutageMiddleware:
