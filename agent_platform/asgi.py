@@ -32,8 +32,9 @@ application = ProtocolTypeRouter(
         # Bodies over DATA_UPLOAD_MAX_MEMORY_SIZE get 413 before Django spools them.
         # detached_streams: an event stream's idle hours are served without Django's request.
         "http": detached_streams(BodyLimit(django_asgi_app)),
-        # Origin checked against ALLOWED_HOSTS: a page on another site cannot
-        # open a socket with the visitor's cookies (cross-site WebSocket hijacking).
+        # Origin checked by scheme, host and port (the platform's own origin or
+        # CSRF_TRUSTED_ORIGINS): a page of any other origin cannot open a socket with
+        # the visitor's cookies (cross-site WebSocket hijacking).
         # The auth stack reads the playground's session cookie (signed-in staff).
         # keep_server_send: the stream consumer asks daphne's connection about backpressure.
         "websocket": keep_server_send(BrowserOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),

@@ -24,7 +24,7 @@ from agent_platform.auth import get_dev_principal, is_loopback_request, principa
 from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
 from agent_platform.renderers import sanitize_renderer
-from agents.api.views import served_agent
+from agents.api.base import served_agent
 from agents.models import Agent
 from agents.registry import get_agent, is_valid_slug, visible_to
 

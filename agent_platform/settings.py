@@ -75,7 +75,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: every response carries the Content-Security-Policy, refusals included.
     "agent_platform.csp.content_security_policy",
+    # Next: a NUL in the path, query or a cookie is 400 before anything looks it up.
+    "agent_platform.errors.MalformedRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -1,32 +1,42 @@
-"""Who may see which session: one rule for HTTP routes and WebSocket streams."""
+"""Who may see which session: one rule (``check_owner`` and ``visible_sessions``) for
+every HTTP route, whether it names the session by id or by continuation token, for
+artifacts (an artifact is its session owner's) and for WebSocket streams."""
 
 from __future__ import annotations
 
 import functools
 
 from django.db import connection
+from django.db.models import QuerySet
 
-from agent_platform.models import Principal
+from agent_platform.auth import AuthenticatedPrincipal
+from agent_platform.errors import DomainError
 from agent_platform.rows import columns, instance, width
 from agents.models import Agent
 from sessions_app.models import Session
 
 
-class SessionAccessError(Exception):
+class SessionAccessError(DomainError):
     """Base of the reasons a caller cannot reach a session."""
 
 
 class SessionNotFound(SessionAccessError):
     """No session with that id on that agent."""
 
+    status, code = 404, "session_not_found"
+
 
 class NotSessionOwner(SessionAccessError):
-    """The session exists but belongs to another principal."""
+    """The session exists but belongs to another principal: 403 with no detail."""
+
+    status, code = 403, "forbidden"
+
+    def __init__(self, message: str = "You do not own this session.") -> None:
+        super().__init__(message)
 
 
-def owned_session(agent: Agent, session_id: str, principal: Principal, *, any_owner: bool = False) -> Session:
-    """The session of ``agent`` with this id, if ``principal`` owns it (or if
-    ``any_owner``: the local developer in dev mode operates every session).
+def owned_session(agent: Agent, session_id: str, user: AuthenticatedPrincipal) -> Session:
+    """The session of ``agent`` with this id, if ``user`` may use it (``check_owner``).
 
     Raises:
         SessionNotFound: no such session on this agent.
@@ -34,15 +44,15 @@ def owned_session(agent: Agent, session_id: str, principal: Principal, *, any_ow
     """
     session = Session.objects.select_related("agent").filter(pk=session_id, agent=agent).first()
     if session is None:
-        raise SessionNotFound(session_id)
-    check_owner(session, principal, any_owner=any_owner)
+        raise SessionNotFound(f"No session {session_id!r} on this agent.")
+    check_owner(session, user)
     return session
 
 
 def find_session(agent_slug: str, session_id: str) -> Session | None:
     """The session with this id on the agent with this slug, its agent read with it in
     one query; None when there is none. Whether the agent is served, and to whom, is
-    the caller's to check (``agents.api.views.served_agent(row=session.agent)``).
+    the caller's to check (``agents.api.base.served_agent(row=session.agent)``).
 
     Every session route starts here, so on Postgres the query is written out
     (``agent_platform.rows``): the ORM would spend ten times longer building it.
@@ -69,11 +79,22 @@ def _find_session_sql() -> str:
     )
 
 
-def check_owner(session: Session, principal: Principal, *, any_owner: bool = False) -> None:
-    """Let ``principal`` use ``session`` only if it is theirs (or ``any_owner``).
+def may_use(session: Session, user: AuthenticatedPrincipal) -> bool:
+    """The ownership rule: a session is its principal's, and the local developer in dev
+    mode (``sees_all_sessions``) operates every session of the local platform."""
+    return user.sees_all_sessions or session.principal_id == user.principal.pk
+
+
+def check_owner(session: Session, user: AuthenticatedPrincipal) -> None:
+    """Let ``user`` use ``session`` only if ``may_use`` says so.
 
     Raises:
         NotSessionOwner: it belongs to someone else (same tenant or not).
     """
-    if session.principal_id != principal.pk and not any_owner:
-        raise NotSessionOwner(session.pk)
+    if not may_use(session, user):
+        raise NotSessionOwner()
+
+
+def visible_sessions(sessions: QuerySet[Session], user: AuthenticatedPrincipal) -> QuerySet[Session]:
+    """``sessions`` narrowed to those ``user`` may use: ``may_use`` as a filter."""
+    return sessions if user.sees_all_sessions else sessions.filter(principal=user.principal)

@@ -28,6 +28,7 @@ from django.db import IntegrityError
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from agent_platform.errors import DomainError
 from agent_platform.models import Principal
 from agents import sdk
 from agents.discovery import AgentSurface
@@ -45,14 +46,15 @@ MAX_KEY_CHARS = Session._meta.get_field("continuation_key").max_length or 300
 PRIVATE_HEADERS = frozenset({"authorization", "cookie"})
 
 
-class ChannelError(Exception):
-    """A call the channel route refuses; ``status``, ``code`` and ``extra`` are the HTTP answer."""
+class ChannelError(DomainError):
+    """A call the channel route refuses; ``status``, ``code``, ``extra`` and ``allow`` (the
+    ``Allow`` header of a 405) are the HTTP answer."""
 
     def __init__(
         self, status: int, code: str, message: str, *, extra: dict[str, Any] | None = None, allow: str = ""
     ) -> None:
-        super().__init__(message)
-        self.status, self.code, self.extra, self.allow = status, code, extra or {}, allow
+        super().__init__(message, status=status, code=code, extra=extra, headers={"Allow": allow} if allow else None)
+        self.allow = allow
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,7 @@ def _find_session(scope: dict[str, Any], agent_slug: str, session_id: str) -> in
     if surface_for(agent).errors:
         return CLOSE_AGENT_INVALID
     try:
-        return owned_session(agent, session_id, caller.principal, any_owner=caller.sees_all_sessions).pk
+        return owned_session(agent, session_id, caller).pk
     except SessionNotFound:
         return CLOSE_NOT_FOUND
     except NotSessionOwner:

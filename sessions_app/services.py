@@ -7,6 +7,7 @@ of turns to the scheduler (``sessions_app.scheduling``); approvals are decided i
 from __future__ import annotations
 
 import functools
+import hmac
 import logging
 import secrets
 from collections.abc import Mapping
@@ -15,6 +16,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agent_platform.auth import AuthenticatedPrincipal
+from agent_platform.errors import DomainError
 from agent_platform.models import Principal
 from agent_platform.rows import columns, insert, instance
 from agents import events
@@ -22,6 +25,7 @@ from agents.discovery import AgentSurface
 from agents.events import INTERRUPTED, EventType
 from agents.models import Agent
 from agents.runtime.workspace import normalize_workspace_path
+from sessions_app.access import check_owner
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.models import (
     Admission,
@@ -39,7 +43,7 @@ from sessions_app.scheduling import ACTIVE_TURNS, enqueue_turn, settle_session
 logger = logging.getLogger(__name__)
 
 
-class SessionError(Exception):
+class SessionError(DomainError):
     """A request the session cannot take; ``status`` and ``code`` are the HTTP answer."""
 
     status = 409
@@ -68,20 +72,29 @@ def new_continuation_token(session_id: str) -> str:
     return f"ct_{session_id.removeprefix('ses_')}.{secrets.token_urlsafe(18)}"
 
 
-def session_for_token(token: str) -> Session:
-    """The session a continuation token continues.
+def session_for_token(token: str, agent: Agent, user: AuthenticatedPrincipal) -> Session:
+    """The session of ``agent`` a continuation token continues, if ``user`` may use it.
+
+    Ownership is checked before the token itself, so someone else's session answers 403
+    whatever token is sent, and the token is compared in constant time.
 
     Raises:
-        UnknownContinuationToken: the token names no session.
+        UnknownContinuationToken: the token names no session of this agent.
+        NotSessionOwner: the session it names belongs to someone else.
         StaleContinuationToken: the token was valid once but has been rotated since.
     """
     session_part = token.removeprefix("ct_").partition(".")[0]
-    session = Session.objects.select_related("agent").filter(pk=f"ses_{session_part}").first()
+    session = Session.objects.select_related("agent").filter(pk=f"ses_{session_part}", agent=agent).first()
     if session is None or not token.startswith("ct_"):
-        raise UnknownContinuationToken("No session has this continuation token.")
-    if session.continuation_token != token:
+        raise UnknownContinuationToken("No session of this agent has this continuation token.")
+    check_owner(session, user)
+    if not hmac.compare_digest(_bytes(session.continuation_token or ""), _bytes(token)):
         raise StaleContinuationToken("This continuation token is stale; use the latest one.")
     return session
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def clean_files(files: Mapping[str, str] | None) -> dict[str, str]:

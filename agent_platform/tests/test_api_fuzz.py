@@ -202,3 +202,126 @@ def _fuzz_tool(client, caller, slug: str, tool: str, other: Seeded, failures: di
     schema.app = WSGIHandler()  # what from_wsgi sets: requests go to the app in process
     [operation] = [result.ok() for result in schema.get_all_operations()]
     _exercise(operation.as_strategy(), GenerationMode.POSITIVE, CHECKS, other, failures)
+
+
+# --- path segments ---------------------------------------------------------------------------
+
+# Each is put in one URL segment as it would arrive on the wire (already percent-encoded).
+HOSTILE_SEGMENTS = [
+    "%00",
+    "ses_%00",
+    "a%00b",
+    "x" * 300,
+    "%C3%A9t%C3%A9",  # été
+    "%F0%9F%92%A9",  # an emoji
+    "%ED%A0%80",  # an encoded surrogate: not UTF-8
+    "%FF",
+    "..",
+    "%2e%2e",
+    "..%2F..%2Fetc",
+    "%2F",
+    "%25",
+    "%5C",
+]
+PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
+
+
+def _route_templates() -> list[str]:
+    """Every ``path()`` route of the project, admin included, as ``a/<name>/b``."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+    from django.urls.resolvers import RoutePattern
+
+    found: list[str] = []
+
+    def walk(patterns: Any, prefix: str) -> None:
+        for entry in patterns:
+            if not isinstance(entry.pattern, RoutePattern):
+                continue  # regex routes (the channel routes) are fuzzed by hand below
+            route = prefix + str(entry.pattern)
+            if isinstance(entry, URLResolver):
+                walk(entry.url_patterns, route)
+            elif isinstance(entry, URLPattern) and PARAMETER.search(route):
+                found.append(route)
+
+    walk(get_resolver().url_patterns, "/")
+    return [*sorted(set(found)), "/<agent_slug>/v1/channels/<channel_name>/<route_path>"]
+
+
+def _fill(template: str, values: dict[str, str], hostile: str | None = None, at: str | None = None) -> str:
+    return PARAMETER.sub(lambda m: hostile if m.group(1) == at else values.get(m.group(1), "x"), template)
+
+
+def test_no_url_segment_makes_any_route_fail(alice, mallory, client_for, admin_user):
+    """NUL, overlong, non-UTF-8, dot-dot and percent-encoded segments in every path
+    parameter of every route, for the API caller and for a superuser in the admin:
+    always an answer below 500 with no traceback."""
+    from django.test import Client
+
+    own, other = seed(mallory), seed(alice)
+    values = {
+        "agent_slug": "weather",
+        "session_id": own.session.pk,
+        "call_id": own.approval.call_id,
+        "artifact_id": own.artifact.pk,
+        "tool_name": "get_weather",
+        "prefix": own.token_prefix,
+        "object_id": own.session.pk,
+        "app_label": "sessions_app",
+        "channel_name": "web",
+        "route_path": "x",
+    }
+    api, admin = client_for(mallory), Client(raise_request_exception=False)
+    api.raise_request_exception = False
+    admin.force_login(admin_user)
+    failures = []
+    for template in _route_templates():
+        client = admin if template.startswith("/admin/") else api
+        methods = ["get"] if client is admin else ["get", "post", "delete"]
+        for name in PARAMETER.findall(template):
+            for hostile in HOSTILE_SEGMENTS:
+                url = _fill(template, values, hostile, name)
+                for method in methods:
+                    response = (
+                        getattr(client, method)(url, *([{}] if method == "post" else []), format="json")
+                        if client is api
+                        else client.get(url)
+                    )
+                    if response.status_code >= 500 or TRACEBACK.search(response.content.decode(errors="replace")):
+                        failures.append(f"{method.upper()} {url} -> {response.status_code}")
+                    if other.leaked(response.content, url):
+                        failures.append(f"{method.upper()} {url} shows alice's data")
+    assert not failures, "\n".join(failures)
+
+
+ADMIN_QUERIES = ["?q=%00", "?status__exact=%00", "?principal__id__exact=%00", "?o=%00", "?p=%00", "?tenant=%00"]
+
+
+def test_no_query_or_cookie_with_nul_makes_a_page_fail(mallory, client_for, admin_user):
+    """NUL in admin filters and search, in API query parameters, and in the session cookie."""
+    from django.contrib import admin as django_admin
+    from django.test import Client
+
+    own = seed(mallory)
+    admin = Client(raise_request_exception=False)
+    admin.force_login(admin_user)
+    pages = [f"/admin/{model._meta.app_label}/{model._meta.model_name}/" for model in django_admin.site._registry]
+    failures = []
+    for page in pages:
+        for query in ADMIN_QUERIES:
+            response = admin.get(page + query)
+            if response.status_code >= 500:
+                failures.append(f"GET {page}{query} -> {response.status_code}")
+    api = client_for(mallory)
+    api.raise_request_exception = False
+    for url in ["/weather/v1/sessions", f"/weather/v1/session/{own.session.pk}/events", "/weather/v1/logs"]:
+        for query in ["?limit=%00", "?startIndex=%00", "?after=%00", "?%00=1", "?sessionId=%00"]:
+            response = api.get(url + query)
+            if response.status_code >= 500:
+                failures.append(f"GET {url}{query} -> {response.status_code}")
+    cookies = Client(raise_request_exception=False)
+    cookies.cookies["sessionid"] = "abc\x00def"
+    for url in ["/", "/admin/", "/weather/playground"]:
+        response = cookies.get(url)
+        if response.status_code >= 500:
+            failures.append(f"GET {url} with a NUL in the session cookie -> {response.status_code}")
+    assert not failures, "\n".join(failures)

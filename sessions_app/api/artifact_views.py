@@ -21,13 +21,13 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from agent_platform.auth import caller
 from agent_platform.errors import ApiError
-from agents.api.views import served_agent
-from sessions_app.api.views import ERROR, NON_NEGATIVE_INT, non_negative_int, owned_session_or_error
-from sessions_app.models import Artifact
+from agents.api.base import AgentView
+from sessions_app.access import check_owner, owned_session, visible_sessions
+from sessions_app.api.base import ERROR, NON_NEGATIVE_INT, non_negative_int
+from sessions_app.models import Artifact, Session
 
 ARTIFACT_ID = re.compile(r"art_[a-z2-7]{26}")
 SESSION_ID = re.compile(r"ses_[a-z2-7]{26}")
@@ -83,7 +83,7 @@ def safe_file_name(name: str) -> str:
     return kept[:MAX_FILE_NAME_CHARS] or DEFAULT_FILE_NAME
 
 
-class ArtifactListView(APIView):
+class ArtifactListView(AgentView):
     """``GET /<slug>/v1/artifacts?sessionId=...``: the caller's artifacts on this agent, newest first."""
 
     @extend_schema(
@@ -108,22 +108,23 @@ class ArtifactListView(APIView):
         },
     )
     def get(self, request: Request, agent_slug: str) -> Response:
-        agent, _ = served_agent(request, agent_slug)
+        user = caller(request)
         limit = non_negative_int(request, "limit", 50, MAX_ARTIFACTS_LISTED)
-        artifacts = _live(Artifact.objects.filter(session__agent=agent, session__principal=caller(request).principal))
+        sessions = visible_sessions(Session.objects.filter(agent=self.agent), user)
+        artifacts = _live(Artifact.objects.filter(session__in=sessions))
         session_ids = request.query_params.getlist("sessionId")
         if len(session_ids) > 1:
             raise ApiError(400, "invalid", "sessionId must be given once.")
         if session_ids:
             if not SESSION_ID.fullmatch(session_ids[0]):
                 raise ApiError(400, "invalid", f"sessionId {session_ids[0][:40]!r} is not a session id.")
-            session = owned_session_or_error(request, agent_slug, session_ids[0])
+            session = owned_session(self.agent, session_ids[0], user)
             artifacts = artifacts.filter(session=session)
         rows = artifacts.order_by("-created_at").defer("content")[:limit]
         return Response({"artifacts": [artifact_record(artifact) for artifact in rows]})
 
 
-class ArtifactContentView(APIView):
+class ArtifactContentView(AgentView):
     """``GET /<slug>/v1/artifacts/:id/content``: the bytes, always as an attachment."""
 
     @extend_schema(
@@ -143,7 +144,7 @@ class ArtifactContentView(APIView):
         },
     )
     def get(self, request: Request, agent_slug: str, artifact_id: str) -> HttpResponse:
-        agent, _ = served_agent(request, agent_slug)
+        agent = self.agent
         if not ARTIFACT_ID.fullmatch(artifact_id):
             raise ApiError(400, "invalid", f"{artifact_id[:40]!r} is not an artifact id.")
         artifact = (
@@ -151,8 +152,7 @@ class ArtifactContentView(APIView):
         )
         if artifact is None:
             raise ApiError(404, "artifact_not_found", f"No artifact {artifact_id!r} on this agent.")
-        if artifact.session.principal_id != caller(request).principal.pk:
-            raise ApiError(403, "forbidden", "You do not own this artifact.")
+        check_owner(artifact.session, caller(request))
         content_type = artifact.content_type if MEDIA_TYPE.fullmatch(artifact.content_type) else ""
         response = HttpResponse(bytes(artifact.content), content_type=content_type or "application/octet-stream")
         response["Content-Disposition"] = content_disposition_header(True, safe_file_name(artifact.name))

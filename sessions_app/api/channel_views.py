@@ -13,43 +13,41 @@ from django.http import HttpRequest
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
-from agent_platform.errors import error_body
-from agents.api.views import served_agent
+from agents.api.base import AgentView
 from sessions_app import authored_channels
 
 
-class ChannelRouteView(APIView):
-    """Any method: the channel's route for it, or 404 (listing the routes) / 405."""
+class ChannelRouteView(AgentView):
+    """Any method: the channel's route for it, or 404 (listing the routes) / 405.
+
+    ``ChannelError`` (a ``DomainError``) becomes the envelope in the exception handler,
+    with its ``Allow`` header on a 405."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, authored_channels.ChannelError) and exc.status == 404 and not exc.allow:
+            self.headers.pop("Allow", None)  # no such route: it allows nothing
+        return super().handle_exception(exc)
 
     def _serve(self, request: Request, agent_slug: str, channel_name: str, route_path: str | None = None) -> Response:
-        agent, surface = served_agent(request, agent_slug)
+        agent, surface = self.agent, self.surface
         principal = caller(request).principal
         method = request.method or "GET"
-        try:
-            channel, route = authored_channels.find_route(surface, agent_slug, channel_name, route_path or "", method)
-            self.headers["Allow"] = authored_channels.allowed_methods(channel, route.path)
-            http = authored_channels.channel_request(
-                method, request.path, dict(request.headers), request.body, request.query_params.dict()
-            )
-            authored_channels.check_channel_auth(channel_name, channel, http, agent, principal)
-            # request.data: 415 for a body that is not JSON, 400 for malformed JSON.
-            body = authored_channels.parse_body(route, request.data if route.body is not None else None)
-            sender = authored_channels.ChannelSender(
-                agent, surface, principal, channel_name, platform_settings.DEFAULT_MODEL
-            )
-            ctx = authored_channels.channel_context(agent, channel_name, sender, http, principal.tenant_id)
-            answer = authored_channels.call_route(route, ctx, body, sender, principal)
-        except authored_channels.ChannelError as error:
-            # DRF's finalize_response writes self.headers last.
-            if error.allow:
-                self.headers["Allow"] = error.allow
-            elif error.status == 404:
-                self.headers.pop("Allow", None)
-            return Response(error_body(error.code, str(error), **error.extra), status=error.status)
+        channel, route = authored_channels.find_route(surface, agent_slug, channel_name, route_path or "", method)
+        self.headers["Allow"] = authored_channels.allowed_methods(channel, route.path)
+        http = authored_channels.channel_request(
+            method, request.path, dict(request.headers), request.body, request.query_params.dict()
+        )
+        authored_channels.check_channel_auth(channel_name, channel, http, agent, principal)
+        # request.data: 415 for a body that is not JSON, 400 for malformed JSON.
+        body = authored_channels.parse_body(route, request.data if route.body is not None else None)
+        sender = authored_channels.ChannelSender(
+            agent, surface, principal, channel_name, platform_settings.DEFAULT_MODEL
+        )
+        ctx = authored_channels.channel_context(agent, channel_name, sender, http, principal.tenant_id)
+        answer = authored_channels.call_route(route, ctx, body, sender, principal)
         return Response(answer.body, status=answer.status)
 
     @extend_schema(exclude=True)

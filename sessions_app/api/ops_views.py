@@ -13,13 +13,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from agent_platform.auth import caller
 from agent_platform.errors import ApiError
 from agent_platform.models import Tenant
-from agents.api.views import served_agent
-from sessions_app.api.views import NON_NEGATIVE_INT, non_negative_int
+from agents.api.base import AgentView
+from sessions_app.api.base import NON_NEGATIVE_INT, non_negative_int
 from sessions_app.models import LogLine
 
 DEFAULT_LOG_LINES = 100
@@ -44,9 +43,12 @@ def line_record(line: LogLine) -> dict[str, Any]:
     }
 
 
-class AgentLogsView(APIView):
+class AgentLogsView(AgentView):
     """``GET /<slug>/v1/logs?after=N&limit=M``: log lines with an id above N, oldest
     first; pass the answer's ``next`` as ``after`` to read on."""
+
+    # Logs matter most when the tree is broken, so an invalid agent still answers.
+    allow_invalid_agent = True
 
     @extend_schema(
         operation_id="agent_logs_list",
@@ -78,8 +80,7 @@ class AgentLogsView(APIView):
         ),
     )
     def get(self, request: Request, agent_slug: str) -> Response:
-        # Logs matter most when the tree is broken, so an invalid agent still answers.
-        agent, _ = served_agent(request, agent_slug, allow_invalid=True)
+        agent = self.agent
         after = non_negative_int(request, "after", 0)
         limit = non_negative_int(request, "limit", DEFAULT_LOG_LINES, MAX_LOG_LINES)
         if limit == 0:

@@ -33,10 +33,9 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
-from rest_framework.views import APIView
 
 from agent_platform.body_limit import ASGIApp, Message, Receive, Scope, Send
-from sessions_app.api.views import NON_NEGATIVE_INT, non_negative_int, owned_session_or_error
+from sessions_app.api.base import NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.models import Event
 from sessions_app.streams import SessionFollower, record_json
 
@@ -151,7 +150,7 @@ def detached_streams(app: ASGIApp) -> ASGIApp:
     return outermost
 
 
-class SessionStreamView(APIView):
+class SessionStreamView(SessionView):
     """``GET /<slug>/v1/session/:id/stream``: NDJSON, replay from ``startIndex`` then live."""
 
     def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[BaseRenderer, str]:
@@ -178,7 +177,7 @@ class SessionStreamView(APIView):
         },
     )
     def get(self, request: Request, agent_slug: str, session_id: str) -> StreamingHttpResponse:
-        session = owned_session_or_error(request, agent_slug, session_id)
+        session = self.session
         start = non_negative_int(request, "startIndex", 0)
         handoff = getattr(request, "scope", {}).get(DETACHED)
         if isinstance(handoff, Handoff):

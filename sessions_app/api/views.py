@@ -1,8 +1,9 @@
 """Session routes under ``/<slug>/v1/``: starting and continuing sessions, stopping
 turns, deciding approvals, and reading sessions and their event logs.
 
-Every route checks ownership the same way: an unknown session is 404, a session
-of another principal (same tenant or not) is 403 with no detail.
+The agent and the session are resolved by the base views (``sessions_app.api.base``),
+with one ownership rule for every route: an unknown session is 404, a session of
+another principal (same tenant or not) is 403 with no detail.
 """
 
 from __future__ import annotations
@@ -14,16 +15,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
-from agent_platform.errors import ApiError
-from agents.api.views import served_agent
+from agents.api.base import AgentView
 from agents.events import EventType
-from agents.runtime.workspace import WorkspacePathError
 from sessions_app import approvals, services
-from sessions_app.access import NotSessionOwner, check_owner, find_session
+from sessions_app.access import visible_sessions
+from sessions_app.api.base import ERROR, NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.api.idempotency import IDEMPOTENCY_KEY, idempotent
 from sessions_app.api.serializers import (
     CreateSessionBody,
@@ -34,56 +33,11 @@ from sessions_app.api.serializers import (
 )
 from sessions_app.eventlog import read_events
 from sessions_app.models import Event, Session, Turn
-from sessions_app.services import SessionError
-
-ERROR = inline_serializer("Error", {"error": serializers.CharField(), "message": serializers.CharField()})
 
 MAX_SESSIONS_LISTED = 200
 
 
-def owned_session_or_error(request: Request, agent_slug: str, session_id: str) -> Session:
-    """The caller's session on this agent.
-
-    Raises:
-        ApiError: 404 for an unknown agent or session, 403 for another principal's
-            session, 503 for an agent that is not served.
-    """
-    user = caller(request)
-    # The session and its agent in one query; the agent's rules are then checked on that row.
-    session = find_session(agent_slug, session_id)
-    served_agent(request, agent_slug, row=session.agent if session is not None else None)
-    if session is None:
-        raise ApiError(404, "session_not_found", f"No session {session_id!r} on this agent.")
-    try:
-        check_owner(session, user.principal, any_owner=user.sees_all_sessions)
-    except NotSessionOwner:
-        raise ApiError(403, "forbidden", "You do not own this session.") from None
-    return session
-
-
-NON_NEGATIVE_INT = {"type": "integer", "minimum": 0}
-
-
-def non_negative_int(request: Request, name: str, default: int, maximum: int | None = None) -> int:
-    """A query parameter that must be a non-negative integer, given at most once
-    (``NON_NEGATIVE_INT`` in the schema); larger than ``maximum`` means ``maximum``.
-
-    Raises:
-        ApiError: 400 ``invalid`` for anything else, an empty value included.
-    """
-    values = request.query_params.getlist(name)
-    if not values:
-        return default
-    if len(values) > 1:
-        raise ApiError(400, "invalid", f"{name} must be given once, not {len(values)} times.")
-    raw = values[0]
-    if not (raw.isascii() and raw.isdigit()):
-        raise ApiError(400, "invalid", f"{name} must be a non-negative integer, not {raw[:40]!r}.")
-    value = int(raw)
-    return min(value, maximum) if maximum is not None else value
-
-
-class SessionListView(APIView):
+class SessionListView(AgentView):
     """``GET /<slug>/v1/sessions``: the caller's sessions on this agent, newest first."""
 
     @extend_schema(
@@ -95,25 +49,20 @@ class SessionListView(APIView):
         responses=inline_serializer("SessionList", {"sessions": SessionSerializer(many=True)}),
     )
     def get(self, request: Request, agent_slug: str) -> Response:
-        agent, _ = served_agent(request, agent_slug)
         limit = non_negative_int(request, "limit", 50, MAX_SESSIONS_LISTED)
-        user = caller(request)
-        sessions = Session.objects.select_related("agent").filter(agent=agent)
-        if not user.sees_all_sessions:
-            sessions = sessions.filter(principal=user.principal)
+        sessions = visible_sessions(Session.objects.select_related("agent").filter(agent=self.agent), caller(request))
         return Response({"sessions": SessionSerializer(sessions[:limit], many=True).data})
 
 
-class SessionDetailView(APIView):
+class SessionDetailView(SessionView):
     """``GET /<slug>/v1/session/:id``: the session's state."""
 
     @extend_schema(responses=SessionSerializer)
     def get(self, request: Request, agent_slug: str, session_id: str) -> Response:
-        session = owned_session_or_error(request, agent_slug, session_id)
-        return Response(SessionSerializer(session).data)
+        return Response(SessionSerializer(self.session).data)
 
 
-class SessionEventsView(APIView):
+class SessionEventsView(SessionView):
     """``GET /<slug>/v1/session/:id/events``: the log so far, in index order."""
 
     @extend_schema(
@@ -124,18 +73,12 @@ class SessionEventsView(APIView):
         ),
     )
     def get(self, request: Request, agent_slug: str, session_id: str) -> Response:
-        session = owned_session_or_error(request, agent_slug, session_id)
         start = non_negative_int(request, "startIndex", 0)
-        events = [event.as_record() for event in read_events(session.pk, start)]
-        return Response({"sessionId": session.pk, "events": events})
+        events = [event.as_record() for event in read_events(self.session.pk, start)]
+        return Response({"sessionId": self.session.pk, "events": events})
 
 
 # --- writing: start, follow up, stop, decide ---------------------------------------------------
-
-
-def as_api_error(error: SessionError) -> ApiError:
-    """The HTTP answer for a use case the session refused."""
-    return ApiError(error.status, error.code, str(error))
 
 
 def _accepted(turn: Turn) -> dict[str, str]:
@@ -144,7 +87,7 @@ def _accepted(turn: Turn) -> dict[str, str]:
     return {"sessionId": session.pk, "continuationToken": session.continuation_token or "", "turnId": turn.pk}
 
 
-class SessionCreateView(APIView):
+class SessionCreateView(AgentView):
     """``POST /<slug>/v1/session``: start a session, or continue one with its
     ``continuationToken``. An ``Idempotency-Key`` header replays the first answer."""
 
@@ -158,36 +101,26 @@ class SessionCreateView(APIView):
         return idempotent(request, lambda: self._create(request, agent_slug))
 
     def _create(self, request: Request, agent_slug: str) -> Response:
-        agent, surface = served_agent(request, agent_slug)
         body = CreateSessionBody(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        principal = caller(request).principal
-        try:
-            if data.get("continuationToken"):
-                session = services.session_for_token(data["continuationToken"])
-                if session.agent_id != agent.pk:
-                    raise ApiError(404, "session_not_found", "No session of this agent has this token.")
-                if session.principal_id != principal.pk:
-                    raise ApiError(403, "forbidden", "You do not own this session.")
-                turn = services.continue_session(session, message=data["message"], files=data.get("workspaceFiles"))
-            else:
-                session, turn = services.start_session(
-                    agent,
-                    surface,
-                    principal,
-                    message=data["message"],
-                    mode=data["mode"],
-                    purpose=data["purpose"],
-                    title=data["title"],
-                    files=data.get("workspaceFiles"),
-                    dry_run=data["dryRun"],
-                    default_model=platform_settings.DEFAULT_MODEL,
-                )
-        except SessionError as error:
-            raise as_api_error(error) from None
-        except WorkspacePathError as error:
-            raise ApiError(400, "invalid", str(error)) from None
+        user = caller(request)
+        if data.get("continuationToken"):
+            session = services.session_for_token(data["continuationToken"], self.agent, user)
+            turn = services.continue_session(session, message=data["message"], files=data.get("workspaceFiles"))
+        else:
+            session, turn = services.start_session(
+                self.agent,
+                self.surface,
+                user.principal,
+                message=data["message"],
+                mode=data["mode"],
+                purpose=data["purpose"],
+                title=data["title"],
+                files=data.get("workspaceFiles"),
+                dry_run=data["dryRun"],
+                default_model=platform_settings.DEFAULT_MODEL,
+            )
         return Response(_accepted(turn), status=201)
 
 
@@ -204,22 +137,16 @@ class SessionFollowUpView(SessionDetailView):
         return idempotent(request, lambda: self._follow_up(request, agent_slug, session_id))
 
     def _follow_up(self, request: Request, agent_slug: str, session_id: str) -> Response:
-        session = owned_session_or_error(request, agent_slug, session_id)
         body = FollowUpBody(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        try:
-            turn = services.continue_session(
-                session, message=data["message"], admission=data["admission"], files=data.get("workspaceFiles")
-            )
-        except SessionError as error:
-            raise as_api_error(error) from None
-        except WorkspacePathError as error:
-            raise ApiError(400, "invalid", str(error)) from None
+        turn = services.continue_session(
+            self.session, message=data["message"], admission=data["admission"], files=data.get("workspaceFiles")
+        )
         return Response(_accepted(turn), status=202)
 
 
-class SessionStopView(APIView):
+class SessionStopView(SessionView):
     """``POST /<slug>/v1/session/:id/stop``: interrupt the running turn (202)."""
 
     @extend_schema(
@@ -227,11 +154,10 @@ class SessionStopView(APIView):
         responses={202: inline_serializer("Stopped", {"stopped": serializers.BooleanField()}), 403: ERROR, 404: ERROR},
     )
     def post(self, request: Request, agent_slug: str, session_id: str) -> Response:
-        session = owned_session_or_error(request, agent_slug, session_id)
-        return Response({"stopped": services.stop_session(session)}, status=202)
+        return Response({"stopped": services.stop_session(self.session)}, status=202)
 
 
-class ApprovalView(APIView):
+class ApprovalView(SessionView):
     """``POST /<slug>/v1/session/:id/approvals/:callId`` ``{decision, reason?}``."""
 
     @extend_schema(
@@ -245,7 +171,7 @@ class ApprovalView(APIView):
         },
     )
     def post(self, request: Request, agent_slug: str, session_id: str, call_id: str) -> Response:
-        session = owned_session_or_error(request, agent_slug, session_id)
+        session = self.session
         body = DecisionBody(data=request.data)
         body.is_valid(raise_exception=True)
 
@@ -258,10 +184,7 @@ class ApprovalView(APIView):
                 principal=caller(request).principal,
             )
 
-        try:
-            _once_the_call_waits(session, call_id, decide)
-        except SessionError as error:
-            raise as_api_error(error) from None
+        _once_the_call_waits(session, call_id, decide)
         return Response({"callId": call_id, "decision": body.validated_data["decision"]})
 
 
