@@ -52,13 +52,15 @@ def client_for(db) -> Callable[[Principal], APIClient]:
 @pytest.fixture(scope="session")
 def live_agents_dir(tmp_path_factory):
     """An AGENTS_DIR with the example agents and the test agents side by side."""
+    import shutil
     from pathlib import Path
 
     root = Path(__file__).resolve().parent
     folder = tmp_path_factory.mktemp("agents")
     for source in [*(root / "examples").iterdir(), *(root / "sessions_app/tests/agent_trees").iterdir()]:
         if (source / "agent").is_dir():
-            (folder / source.name).symlink_to(source)
+            # Copied, not linked: a symlink in AGENTS_DIR that leads out of it is not served.
+            shutil.copytree(source, folder / source.name, ignore=shutil.ignore_patterns("__pycache__"))
     return folder
 
 

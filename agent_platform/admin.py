@@ -72,12 +72,17 @@ class TenantScopedAdmin(admin.ModelAdmin):
 
 
 class ReadOnlyAdmin(TenantScopedAdmin):
-    """For records that are written by the platform and never edited by hand."""
+    """For records that are written by the platform and never edited or removed by hand,
+    superusers included: an event log with a row removed has a gap that a stream resuming
+    there waits on forever, and a turn edited by hand no longer says what happened."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 

@@ -40,6 +40,13 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+def workspaces_dir(var_dir: Path) -> Path:
+    """Where session workspaces live: ``<VAR_DIR>/workspaces/<session id>/``. A caller fills
+    them (``workspaceFiles``), so they must never be inside a folder agents are imported
+    from (the settings refuse to start otherwise)."""
+    return Path(var_dir) / "workspaces"
+
+
 class PlatformSettings:
     def __getattr__(self, name: str) -> Any:
         if name not in DEFAULTS:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -85,16 +85,47 @@ def env_list(name: str, default: list[str], environ: Mapping[str, str] = os.envi
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def redis_url_for_db(url: str, db: int) -> str:
+def redis_url_for_db(url: str, db: int, name: str = "REDIS_URL") -> str:
     """The same Redis server with another logical database.
 
     The broker, the channel layer and the cache use separate databases so that
     flushing or evicting one never touches the others (RELIABILITY.md §2).
 
     Raises:
-        ImproperlyConfigured: when ``url`` is not a redis:// or rediss:// URL.
+        ImproperlyConfigured: when ``url`` (the value of ``name``) is not a redis:// or rediss:// URL.
     """
+    parts = _redis_parts(url, name)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{db}", parts.query, ""))
+
+
+def redis_db(url: str, name: str = "REDIS_URL") -> int:
+    """The logical database a Redis URL names: ``redis://host:6379/5`` is 5; none named is 0.
+
+    Raises:
+        ImproperlyConfigured: when ``url`` is not a redis:// URL or its path is not a number.
+    """
+    path = _redis_parts(url, name).path.strip("/")
+    if not path:
+        return 0
+    if not path.isdigit():
+        raise ImproperlyConfigured(f"{name}={url!r} names database {path!r}; use a number, e.g. redis://host:6379/5.")
+    return int(path)
+
+
+def env_redis_url(name: str, environ: Mapping[str, str] = os.environ) -> str:
+    """A redis:// URL from ``name``, or "" when unset.
+
+    Raises:
+        ImproperlyConfigured: when the value is not a redis:// or rediss:// URL.
+    """
+    value = env_str(name, environ=environ)
+    if value:
+        redis_db(value, name)
+    return value
+
+
+def _redis_parts(url: str, name: str) -> SplitResult:
     parts = urlsplit(url)
     if parts.scheme not in {"redis", "rediss"} or not parts.hostname:
-        raise ImproperlyConfigured(f"REDIS_URL={url!r} is not a redis:// URL.")
-    return urlunsplit((parts.scheme, parts.netloc, f"/{db}", parts.query, ""))
+        raise ImproperlyConfigured(f"{name}={url!r} is not a redis:// URL.")
+    return parts

@@ -20,15 +20,69 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
-from agent_platform.env import env_bool, env_float, env_int, env_list, env_str, redis_url_for_db
+from agent_platform.conf import workspaces_dir
+from agent_platform.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_redis_url,
+    env_str,
+    redis_db,
+    redis_url_for_db,
+)
 from sessions_app.queues import QueueKind, all_queues, queue_name
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PLATFORM_VAR_DIR") or BASE_DIR / "var")
+AGENTS_DIR = Path(env_str("AGENTS_DIR") or BASE_DIR / "examples")
+
+
+def _check_workspaces_are_not_imported(workspaces: Path, imported: list[Path]) -> None:
+    """Refuse to start when session workspaces and a folder agents are imported from
+    overlap: a caller fills a workspace (``workspaceFiles``), and its code must never be
+    served as an agent.
+
+    Raises:
+        ImproperlyConfigured: naming both folders and what to change.
+    """
+    real = Path(os.path.realpath(workspaces))
+    for folder in imported:
+        other = Path(os.path.realpath(folder))
+        if real == other or other in real.parents or real in other.parents:
+            raise ImproperlyConfigured(
+                f"Session workspaces ({str(real)!r}, under PLATFORM_VAR_DIR) overlap {str(other)!r}, a folder "
+                "agents are imported from: move PLATFORM_VAR_DIR or AGENTS_DIR so neither holds the other."
+            )
+
+
+_check_workspaces_are_not_imported(workspaces_dir(VAR_DIR), [AGENTS_DIR, BASE_DIR / "examples"])
 
 DATABASE_URL = env_str("DATABASE_URL")
 REDIS_URL = env_str("REDIS_URL")
 EMBEDDED = not DATABASE_URL and not REDIS_URL
+
+
+def _redis_urls() -> tuple[str, str]:
+    """The Celery broker's and the channel layer's Redis URLs ("" when REDIS_URL is unset).
+
+    The database REDIS_URL names (0 when it names none) is the broker's and the next one
+    is the channel layer's (and the doorbell's), so deployments sharing one Redis keep
+    their tasks apart by giving each its own databases: redis://host:6379/5 and
+    redis://host:6379/7. CELERY_BROKER_URL and CHANNELS_REDIS_URL override each
+    (docs/configuration-redis.md).
+    """
+    broker, layer = env_redis_url("CELERY_BROKER_URL"), env_redis_url("CHANNELS_REDIS_URL")
+    if not REDIS_URL:
+        if broker or layer:
+            name = "CELERY_BROKER_URL" if broker else "CHANNELS_REDIS_URL"
+            raise ImproperlyConfigured(f"{name} is set but REDIS_URL is not: set REDIS_URL for the distributed form.")
+        return "", ""
+    base = redis_db(REDIS_URL)
+    return broker or redis_url_for_db(REDIS_URL, base), layer or redis_url_for_db(REDIS_URL, base + 1)
+
+
+BROKER_REDIS_URL, CHANNELS_REDIS_URL = _redis_urls()
 
 DEBUG = env_bool("DEBUG", False)
 
@@ -220,7 +274,7 @@ TURN_CONCURRENCY = env_int("PLATFORM_TURN_CONCURRENCY", 100, minimum=1)
 
 PLATFORM = {
     "DEV": PLATFORM_DEV,
-    "AGENTS_DIR": Path(env_str("AGENTS_DIR") or BASE_DIR / "examples"),
+    "AGENTS_DIR": AGENTS_DIR,
     "DEFAULT_MODEL": env_str("AGENT_DEFAULT_MODEL", "test"),
     "EMBEDDED_WORKER": not REDIS_URL,
     "EMBEDDED_WORKER_THREADS": env_int("PLATFORM_EMBEDDED_WORKER_THREADS", 4, minimum=1),
@@ -236,7 +290,7 @@ PLATFORM = {
     "TURN_MAX_ATTEMPTS": env_int("PLATFORM_TURN_MAX_ATTEMPTS", 3, minimum=1),
     # Where the "new events" signal (sessions_app.doorbell) goes: Redis pub/sub in the
     # distributed form, an in-process bell in the embedded one (empty).
-    "DOORBELL_REDIS_URL": redis_url_for_db(REDIS_URL, 1) if REDIS_URL else "",
+    "DOORBELL_REDIS_URL": CHANNELS_REDIS_URL,
     # How often each server process checks, in one query for all its open streams,
     # whether a session grew without a signal (pub/sub is at-most-once; Redis may be down).
     "STREAM_POLL_SECONDS": float(env_int("PLATFORM_STREAM_POLL_SECONDS", 5, minimum=1)),
@@ -263,6 +317,7 @@ PLATFORM = {
     "REQUEST_SLOTS": env_int("PLATFORM_REQUEST_SLOTS", 16, minimum=1),
     "REQUEST_TENANT_SHARE": env_float("PLATFORM_REQUEST_TENANT_SHARE", 0.25, minimum=0.01, maximum=1.0),
 }
+
 
 # --- Django REST framework, OpenAPI ------------------------------------------------------
 
@@ -296,7 +351,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Celery (RELIABILITY.md §2) -------------------------------------------------------------
 
-CELERY_BROKER_URL = redis_url_for_db(REDIS_URL, 0) if REDIS_URL else "memory://localhost/"
+CELERY_BROKER_URL = BROKER_REDIS_URL or "memory://localhost/"
 # Longer than the longest allowed turn, so Redis never hands a running turn's
 # message to a second worker.
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, float] = {
@@ -366,7 +421,7 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [redis_url_for_db(REDIS_URL, 1)]},
+            "CONFIG": {"hosts": [CHANNELS_REDIS_URL]},
         },
     }
 else:

@@ -12,13 +12,17 @@ from agents.models import Agent
 
 @admin.register(Agent)
 class AgentAdmin(TenantScopedAdmin):
+    """Agent rows are the operator's: a row names a folder whose code the serving
+    processes import, so only superusers add, change or remove one (and its path must be
+    an agent folder inside AGENTS_DIR: ``Agent.clean``). Tenant staff see their own and
+    the shared agents, read-only, until tenant deployments arrive with their sandbox."""
+
     list_display = ["slug", "tenant", "source", "path", "updated_at"]
     list_filter = ["source", "tenant"]
     search_fields = ["slug", "path"]
     list_select_related = ["tenant"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        # Staff also see the shared agents their tenant may use, read-only.
         queryset = admin.ModelAdmin.get_queryset(self, request)
         if request.user.is_superuser:
             return queryset
@@ -27,12 +31,11 @@ class AgentAdmin(TenantScopedAdmin):
             return queryset.none()
         return queryset.filter(Q(tenant=tenant) | Q(tenant__isnull=True))
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_superuser)
+
     def has_change_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
-        if obj is not None and obj.is_shared and not request.user.is_superuser:
-            return False
-        return super().has_change_permission(request, obj)
+        return bool(request.user.is_superuser)
 
     def has_delete_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
-        if obj is not None and obj.is_shared and not request.user.is_superuser:
-            return False
-        return super().has_delete_permission(request, obj)
+        return bool(request.user.is_superuser)

@@ -9,7 +9,6 @@ gone is not served. ``surface_for`` gives an agent's discovered surface.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,40 +19,41 @@ from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
 from agents.config import outbound_policy
 from agents.discovery import AgentSurface, TreeLoader, discover, tree_fingerprint
-from agents.models import Agent, AgentSource
+from agents.models import RESERVED_SEGMENTS as RESERVED_SEGMENTS  # the slug rules live with the model
+from agents.models import Agent, AgentSource, agents_dir, path_problem
+from agents.models import is_valid_slug as is_valid_slug
 
 logger = logging.getLogger(__name__)
 
-SLUG_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-# First URL segments the platform itself uses; no agent may take them.
-RESERVED_SEGMENTS = frozenset({"v1", "playground", "docs", "admin", "api", "static", "ws"})
-
-
-def is_valid_slug(slug: str) -> bool:
-    return SLUG_PATTERN.fullmatch(slug) is not None and slug not in RESERVED_SEGMENTS
-
-
-def agents_dir() -> Path:
-    return Path(platform_settings.AGENTS_DIR)
-
 
 def agent_folders(root: Path | None = None) -> dict[str, Path]:
-    """Agent folders under ``root`` (default ``AGENTS_DIR``) by slug, in slug order."""
+    """Agent folders under ``root`` (default ``AGENTS_DIR``: then only those really in it) by
+    slug, in slug order. The CLI passes a folder of its own to run agents from."""
+    served = root is None
     root = agents_dir() if root is None else root
     if not root.is_dir():
         return {}
     return {
         child.name: child
         for child in sorted(root.iterdir())
-        if is_valid_slug(child.name) and (child / "agent").is_dir()
+        if is_valid_slug(child.name) and (child / "agent").is_dir() and (not served or _inside_agents_dir(child))
     }
+
+
+def _inside_agents_dir(folder: Path) -> bool:
+    """Whether ``folder`` really is in AGENTS_DIR: a symlink there that leads out, say to
+    a session workspace, is never imported (``agents.models.path_problem``)."""
+    problem = path_problem(folder)
+    if problem is not None:
+        logger.warning("agent folder %s is not served: %s", folder, problem)
+    return problem is None
 
 
 def _directory_folder(slug: str) -> Path | None:
     if not is_valid_slug(slug):
         return None
     folder = agents_dir() / slug
-    return folder if (folder / "agent").is_dir() else None
+    return folder if (folder / "agent").is_dir() and _inside_agents_dir(folder) else None
 
 
 def get_agent(slug: str) -> Agent | None:
@@ -67,7 +67,8 @@ def served_row(slug: str, row: Agent | None) -> Agent | None:
     if it is served: a deployed agent, or a folder of ``AGENTS_DIR`` (registered on first
     sight, its path kept up to date); None for a row whose folder has gone."""
     if row is not None and row.source == AgentSource.DEPLOYMENT:
-        return row
+        # However the row was written, nothing outside AGENTS_DIR is imported.
+        return row if _inside_agents_dir(Path(row.path)) else None
     folder = _directory_folder(slug)
     if folder is None:
         return None

@@ -126,7 +126,8 @@ def agents_dir(work: Path) -> Path:
     folder = work / "agents"
     folder.mkdir()
     example = ROOT / "examples" / AGENT
-    (folder / AGENT).symlink_to(example)
+    # Copied, not linked: a symlink in AGENTS_DIR that leads out of it is not served.
+    shutil.copytree(example, folder / AGENT, ignore=shutil.ignore_patterns("__pycache__"))
     copy = folder / UNCAPPED
     shutil.copytree(example, copy, ignore=shutil.ignore_patterns("__pycache__"))
     definition = copy / "agent" / "agent.py"

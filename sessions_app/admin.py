@@ -87,14 +87,28 @@ class EventTimeline(admin.TabularInline):
 
 @admin.register(Session)
 class SessionAdmin(TenantScopedAdmin):
+    """Sessions are made through the API; the contract lets their owner change only the
+    title, so that is the one field the page edits. Removing one (its whole log with it)
+    is the operator's: a superuser's."""
+
     list_display = ["id", "agent", "principal", "mode", "purpose", "status", "title", "dry_run", "created_at"]
     list_display += ["playground"]
     list_filter = ["status", "mode", "purpose", "dry_run", "channel", "agent", "tenant"]
     search_fields = ["id", "title", "continuation_key"]
     date_hierarchy = "created_at"
     list_select_related = ["agent", "principal__tenant", "tenant"]
-    readonly_fields = ["id", "playground", "next_event_index", "created_at", "updated_at", "event_log"]
     inlines = [EventTimeline]
+    EDITABLE_FIELDS = ("title",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        recorded = [field.name for field in Session._meta.concrete_fields if field.name not in self.EDITABLE_FIELDS]
+        return [*recorded, "playground", "event_log"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser) and super().has_delete_permission(request, obj)
 
     def get_formset_kwargs(self, request: HttpRequest, obj: Any, inline: Any, prefix: str) -> dict[str, Any]:
         kwargs: dict[str, Any] = super().get_formset_kwargs(request, obj, inline, prefix)
@@ -125,19 +139,19 @@ class EventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Turn)
-class TurnAdmin(TenantScopedAdmin):
+class TurnAdmin(ReadOnlyAdmin):
     tenant_path = "session__tenant"
     list_display = ["id", "session", "status", "attempts", "created_at", "started_at", "ended_at", "cost"]
     list_filter = ["status"]
     search_fields = ["id", "session__id", "failure_message"]
     date_hierarchy = "created_at"
-    readonly_fields = ["id", "created_at"]
 
 
 @admin.register(Approval)
-class ApprovalAdmin(TenantScopedAdmin):
+class ApprovalAdmin(ReadOnlyAdmin):
     """Approvals are made by turns and decided only through ``decide_approval``, as
-    the API does: the row is never edited by hand, so its turn always resumes."""
+    the API does: the row is never edited or removed by hand (a removed pending call
+    would leave its turn parked for good), so its turn always resumes."""
 
     tenant_path = "session__tenant"
     list_display = ["call_id", "tool_name", "session", "status", "decided_by", "requested_at", "decided_at"]
@@ -149,15 +163,6 @@ class ApprovalAdmin(TenantScopedAdmin):
         *("status", "reason", "decided_by", "requested_at", "decided_at"),
     )
     actions = ["approve_selected", "deny_selected"]
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # a removed pending call would leave its turn parked for good
 
     def has_decide_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.has_perm("sessions_app.change_approval")

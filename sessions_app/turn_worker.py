@@ -25,7 +25,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from agent_platform.conf import platform_settings
+from agent_platform.conf import platform_settings, workspaces_dir
 from agents import events
 from agents.config import runtime_settings
 from agents.discovery import AgentSurface
@@ -91,7 +91,7 @@ def _history(session: Session, before: Turn) -> list[Message]:
 
 
 def _workspace(session: Session) -> Path:
-    return Path(platform_settings.VAR_DIR) / "workspaces" / session.pk
+    return workspaces_dir(platform_settings.VAR_DIR) / session.pk
 
 
 def _request(turn: Turn) -> TurnRequest:

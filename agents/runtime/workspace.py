@@ -1,6 +1,7 @@
 """The session workspace: a directory with ``AGENTS.md`` (the instructions),
 ``.skills/<name>/SKILL.md``, the agent's seed files and the files sent with
-messages. ``memory/`` is reserved for the platform."""
+messages. ``AGENTS.md``, ``.skills/`` and ``memory/`` are the platform's: a sent file may
+not take those names (it would replace the agent's instructions or skills)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from pathlib import Path
 from agents.discovery import AgentSurface
 
 RESERVED_TOP = "memory"
+# First path segments the platform writes itself (see ``prepare_workspace``), compared
+# without case so that a case-insensitive file system cannot be used to replace them.
+RESERVED_NAMES = ("AGENTS.md", ".skills", RESERVED_TOP)
 
 
 class WorkspacePathError(ValueError):
@@ -24,7 +28,7 @@ def normalize_workspace_path(path: str) -> str:
 
     Raises:
         WorkspacePathError: for an empty path, a NUL byte, a path leaving the
-            workspace, or one under the reserved ``memory/``.
+            workspace, or one taking a reserved name (``RESERVED_NAMES``).
     """
     raw = path.replace("\\", "/")
     if not raw or "\x00" in raw or raw.startswith("/"):
@@ -43,6 +47,10 @@ def normalize_workspace_path(path: str) -> str:
         raise WorkspacePathError(f"invalid workspace path {path!r}")
     if parts[0] == RESERVED_TOP:
         raise WorkspacePathError(f"workspace path {path!r} is under the reserved {RESERVED_TOP}/")
+    if parts[0].casefold() in {name.casefold() for name in RESERVED_NAMES}:
+        raise WorkspacePathError(
+            f"workspace path {path!r} is reserved: the platform writes the agent's {parts[0]} itself"
+        )
     return "/".join(parts)
 
 

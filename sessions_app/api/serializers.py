@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agent_platform.api.fields import StrictBooleanField, StrictCharField
-from agents.runtime.workspace import RESERVED_TOP, WorkspacePathError, normalize_workspace_path
+from agents.runtime.workspace import RESERVED_NAMES, WorkspacePathError, normalize_workspace_path
 from sessions_app.models import Session
 
 
@@ -53,12 +54,13 @@ _SEGMENT = (
     rf"|\.[^./\\\x00]{_SEGMENT_CHAR}{{0,{MAX_SEGMENT_CHARS - 2}}}"
     rf"|\.\.{_SEGMENT_CHAR}{{1,{MAX_SEGMENT_CHARS - 2}}})"
 )
-# A canonical relative path: no empty, "." or ".." segment, no backslash, not under memory/.
+# A canonical relative path: no empty, "." or ".." segment, no backslash, not under a
+# name the platform writes itself (AGENTS.md, .skills/, memory/; any case).
 WORKSPACE_PATH_SCHEMA = {
     "type": "string",
     "maxLength": MAX_WORKSPACE_PATH_CHARS,
     "pattern": rf"^{_SEGMENT}(?:/{_SEGMENT})*$",
-    "not": {"pattern": f"^{RESERVED_TOP}(?:/|$)"},
+    "not": {"pattern": f"^(?:{'|'.join(re.escape(name) for name in RESERVED_NAMES)})(?:/|$)"},
 }
 
 
