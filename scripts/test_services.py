@@ -162,7 +162,8 @@ class ThrowawayPostgres:
             shutil.chown(self.folder, POSTGRES_OS_USER, POSTGRES_OS_USER)
 
     def url(self, like: str) -> str:
-        return with_host_and_port(like, "postgres", POSTGRES_USER, self.port)
+        url = with_host_and_port(like, "postgres", POSTGRES_USER, self.port)
+        return url if urlsplit(url).path.strip("/") else f"{url.rstrip('/')}/agent_platform"
 
     def start(self) -> None:
         self._initdb()
