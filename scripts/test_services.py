@@ -62,6 +62,8 @@ class ServiceError(Exception):
 
 def redacted(url: str) -> str:
     """``url`` with its password replaced, for printing."""
+    if not url:
+        return "an empty URL"
     parts = urlsplit(url)
     if parts.password is None:
         return url
