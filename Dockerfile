@@ -1,5 +1,7 @@
 # Agent Platform, distributed form: one image for web (daphne), celery worker and beat.
-FROM python:3.11-slim
+# The last stage (app) is what a plain `docker build .` and compose's services build;
+# the `test` stage is the test suite's image (compose's `tests` service, profile test).
+FROM python:3.11-slim AS base
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -13,6 +15,41 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 
+# Runs unprivileged, as the app stage does; settings create dirs under var/ at import.
+RUN useradd --system --create-home --uid 10001 app
+
+
+# The test suite: `docker compose --profile test run --rm tests` (docs/testing.md).
+FROM base AS test
+
+# The suite's own tools: Debian's chromium for the browser tests, and the Postgres
+# and Redis server binaries the restart tests (and a bare `docker run` of this
+# image, through scripts/test_services.py) start servers from.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends chromium redis-server postgresql make \
+    && rm -rf /var/lib/apt/lists/*
+
+COPY requirements-dev.txt .
+RUN pip install --no-cache-dir -r requirements-dev.txt
+
+# What `make test` sets; compose's tests service points the URLs at its own servers.
+ENV DATABASE_URL=postgres://postgres@127.0.0.1:5432/agent_platform \
+    REDIS_URL=redis://127.0.0.1:6379/0 \
+    SECRET_KEY=test-only-not-secret \
+    DB_CONN_MAX_AGE=0
+
+COPY --chown=app:app . .
+RUN mkdir -p /app/var && chown app:app /app /app/var
+USER app
+
+# Compose's Postgres and Redis answer, so they are used; a bare `docker run` of this
+# image starts throwaway servers inside the container instead.
+ENTRYPOINT ["python", "scripts/test_services.py"]
+CMD ["python", "-m", "pytest"]
+
+
+FROM base AS app
+
 COPY . .
 
 # Settings refuse to load in the distributed form without SECRET_KEY, and
@@ -22,9 +59,7 @@ RUN DATABASE_URL=postgres://build:build@localhost:5432/build \
     SECRET_KEY=build-only-not-secret \
     python manage.py collectstatic --noinput
 
-# Run unprivileged; settings create dirs under var/ at import, so it must be ours.
-RUN useradd --system --create-home --uid 10001 app \
-    && mkdir -p /app/var/workspaces \
+RUN mkdir -p /app/var/workspaces \
     && chown -R app:app /app/var
 USER app
 

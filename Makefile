@@ -1,13 +1,16 @@
 # Two commands on a fresh machine:
 #   make run    create .venv, install, migrate, serve the example agents on http://127.0.0.1:8000/
 #   make test   install the test tools too, and run the whole suite against Postgres and Redis
+#               (throwaway ones of its own when nothing answers on the URLs below)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-# The suite runs against real servers; override these to point elsewhere.
+# The suite runs against real servers; override these to point elsewhere. When one
+# does not answer, scripts/test_services.py starts a throwaway server in its place
+# for the run (docs/testing.md).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/agent_platform
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
@@ -33,7 +36,7 @@ run: $(VENV)/.run-installed
 # after use, so the test database can be dropped at the end of the run.
 test: $(VENV)/.dev-installed
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret DB_CONN_MAX_AGE=0 \
-		$(PY) -m pytest $(PYTEST_ARGS)
+		$(PY) scripts/test_services.py $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
