@@ -16,7 +16,6 @@ The same rules hold as for a model's call, except that nobody is there to approv
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -30,15 +29,13 @@ from agents.discovery import AgentSurface
 from agents.events import EventType
 from agents.models import Agent
 from agents.runtime.conversation import new_call_id
-from agents.runtime.tool_calls import CallResult, run_server_tool, validate_arguments
+from agents.runtime.tool_calls import CallResult, needs_approval, run_server_tool, validate_arguments
 from agents.sdk import SessionInfo, Tool, ToolContext
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.host import host_for, host_for_agent, session_info
 from sessions_app.models import Session
 from sessions_app.scheduling import ACTIVE_TURNS
 from sessions_app.services import SessionBusy
-
-logger = logging.getLogger(__name__)
 
 
 class ToolNotFound(DomainError):
@@ -87,16 +84,6 @@ def find_tool(surface: AgentSurface, tool_name: str) -> Tool:
         available = ", ".join(sorted(surface.tools)) or "none"
         raise ToolNotFound(f"No tool {tool_name!r}. Available: {available}.")
     return entry.value
-
-
-def needs_approval(tool: Tool, arguments: dict[str, Any]) -> bool:
-    """Whether a call with these arguments must wait for a person; a predicate that
-    raises errs on the side of asking, as in a turn."""
-    try:
-        return tool.requires_approval(arguments)
-    except Exception:  # authored code: any failure means "ask"
-        logger.warning("needs_approval of %s raised; the call is treated as needing approval", tool.name, exc_info=True)
-        return True
 
 
 def call_directly(

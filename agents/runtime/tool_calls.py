@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +21,19 @@ from pydantic_core import ErrorDetails
 
 from agents.sdk import Tool, ToolContext
 from agents.sdk._tool import tool_arguments
+
+logger = logging.getLogger(__name__)
+
+
+def needs_approval(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+    """Whether a call of ``tool`` with these arguments must wait for a person (in a turn)
+    or is refused (called directly). A predicate that raises errs on the side of asking."""
+    try:
+        return bool(tool.requires_approval(dict(arguments)))
+    except Exception:  # authored code: any failure means "ask"
+        logger.warning("needs_approval of %s raised; the call is treated as needing approval", tool.name, exc_info=True)
+        return True
+
 
 DEFAULT_TOOL_TIMEOUT = 120.0
 MAX_OUTPUT_CHARS = 100_000

@@ -52,6 +52,7 @@ from agents.runtime.replay import Journal, LoggedStep
 from agents.runtime.tool_calls import (
     CallResult,
     error,
+    needs_approval,
     run_agent_tool,
     run_server_tool,
     schema_arguments,
@@ -333,10 +334,7 @@ class _Run:
         entry = self.surface.tools.get(call.name)
         if entry is None or call.arguments is None:
             return False
-        try:
-            return entry.value.requires_approval(call.arguments)
-        except Exception:  # noqa: BLE001  a predicate that raises errs on the side of asking
-            return True
+        return needs_approval(entry.value, call.arguments)
 
     async def _execute(self, call: ToolCall) -> CallResult | ParkedSubagent:
         logged = self._logged_result(call)
