@@ -16,6 +16,7 @@ from sessions_app.access import owned_session
 from sessions_app.api.base import ERROR
 from sessions_app.api.serializers import StrictCharField
 from sessions_app.direct_calls import call_directly, find_tool
+from sessions_app.logs import agent_log_tags
 from sessions_app.models import Session
 
 
@@ -62,5 +63,8 @@ class ToolView(ToolDetailView):
         body.is_valid(raise_exception=True)
         user = caller(request)
         session = _session(self.agent, user, body.validated_data) if tool.execution != "agent" else None
-        call = call_directly(self.agent, tool, user.principal, session, body.validated_data["input"])
+        # What the tool logs is the agent's, on its /v1/logs, as in a turn.
+        tags = {"agent_slug": self.agent.slug, "tenant_id": user.principal.tenant_id}
+        with agent_log_tags(self.surface, **tags, session_id=session.pk if session is not None else ""):
+            call = call_directly(self.agent, tool, user.principal, session, body.validated_data["input"])
         return Response(call.as_dict())

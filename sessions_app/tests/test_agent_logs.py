@@ -47,3 +47,16 @@ def test_what_a_channel_route_handler_logs_is_on_the_agents_logs(live_agents_dir
     assert client.post("/scribe/v1/channels/desk/ring", {}, format="json").json() == {"rang": "desk"}
     [line] = [line for line in client.get("/scribe/v1/logs").json()["lines"] if "desk bell" in line["message"]]
     assert (line["message"], line["level"], line["logger"]) == ("the desk bell rang on desk", "WARNING", "scribe.desk")
+
+
+# transaction=True: the tool runs on a thread of its own, whose log line is written on
+# that thread's connection, which sees only committed rows (the agent's, say).
+@pytest.mark.django_db(transaction=True)
+def test_what_a_tool_called_directly_logs_is_on_the_agents_logs(live_agents_dir, settings, alice, client_for):
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
+    client = client_for(alice)
+    answer = client.post("/scribe/v1/tools/note", {"input": {"text": "eggs", "times": 3}}, format="json")
+    assert answer.status_code == 200, answer.content
+    lines = client.get("/scribe/v1/logs").json()["lines"]
+    [line] = [line for line in lines if "noted 'eggs'" in line["message"]]
+    assert line["message"] == "noted 'eggs' 3 time(s)" and line["logger"].endswith(".tools.note")
