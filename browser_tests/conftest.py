@@ -41,9 +41,10 @@ BROWSER_AGENT_TREES = Path(__file__).resolve().parent / "agent_trees"
 def browser_agents_dir(live_agents_dir: Path) -> Path:
     """The live AGENTS_DIR with the browser tests' own agents beside the others."""
     for tree in BROWSER_AGENT_TREES.iterdir():
-        link = live_agents_dir / tree.name
-        if (tree / "agent").is_dir() and not link.exists():
-            link.symlink_to(tree)
+        folder = live_agents_dir / tree.name
+        if (tree / "agent").is_dir() and not folder.exists():
+            # Copied, not linked: a symlink in AGENTS_DIR that leads out of it is not served.
+            shutil.copytree(tree, folder, ignore=shutil.ignore_patterns("__pycache__"))
     return live_agents_dir
 
 

@@ -55,7 +55,7 @@ def test_the_playground_of_an_unknown_agent_is_a_not_found_page(db):
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
     assert b"No agent is served at /no-such-agent/." in response.content
-    assert Client().get("/not%00a-slug/playground").status_code == 404
+    assert Client().get("/not%00a-slug/playground").status_code == 400  # NUL: refused before routing
 
 
 def test_a_private_agent_is_not_found_for_a_visitor_of_another_tenant(db, mallory, alice):
