@@ -131,8 +131,8 @@ def agents_dir(work: Path) -> Path:
     copy = folder / UNCAPPED
     shutil.copytree(example, copy, ignore=shutil.ignore_patterns("__pycache__"))
     definition = copy / "agent" / "agent.py"
-    text = re.sub(r",\s*max_running_turns\s*=\s*\d+", "", definition.read_text())
-    if "max_running_turns" in text:
+    text, found = re.subn(r"\bmax_running_turns\s*=\s*\d+", "max_running_turns=None", definition.read_text())
+    if not found:
         raise BenchError(f"could not take max_running_turns out of {definition}")
     definition.write_text(text)
     return folder
