@@ -314,8 +314,8 @@ PLATFORM = {
     # Requests a web process works on at once (their views; waiting event streams are
     # not counted), and the most of them one tenant holds: its further requests wait
     # for its earlier ones while other tenants' go in.
-    "REQUEST_SLOTS": env_int("PLATFORM_REQUEST_SLOTS", 16, minimum=1),
-    "REQUEST_TENANT_SHARE": env_float("PLATFORM_REQUEST_TENANT_SHARE", 0.25, minimum=0.01, maximum=1.0),
+    "REQUEST_SLOTS": env_int("PLATFORM_REQUEST_SLOTS", 32, minimum=1),
+    "REQUEST_TENANT_SHARE": env_float("PLATFORM_REQUEST_TENANT_SHARE", 0.5, minimum=0.01, maximum=1.0),
 }
 
 
