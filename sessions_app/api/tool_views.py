@@ -64,7 +64,8 @@ class ToolView(ToolDetailView):
         user = caller(request)
         session = _session(self.agent, user, body.validated_data) if tool.execution != "agent" else None
         # What the tool logs is the agent's, on its /v1/logs, as in a turn.
-        tags = {"agent_slug": self.agent.slug, "tenant_id": user.principal.tenant_id}
-        with agent_log_tags(self.surface, **tags, session_id=session.pk if session is not None else ""):
+        session_id = session.pk if session is not None else ""
+        tenant_id = user.principal.tenant_id
+        with agent_log_tags(self.surface, agent_slug=self.agent.slug, tenant_id=tenant_id, session_id=session_id):
             call = call_directly(self.agent, tool, user.principal, session, body.validated_data["input"])
         return Response(call.as_dict())
