@@ -76,13 +76,14 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
 
     from django.db import connection
 
+    from agent_platform.tests.daphne import database_url
+
     if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
         pytest.skip("a live worker needs DATABASE_URL (Postgres) and REDIS_URL")
-    db = connection.settings_dict
     queue = f"test-{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DATABASE_URL": database_url(),
         "PLATFORM_VAR_DIR": str(tmp_path_factory.mktemp("worker-var")),
         "AGENTS_DIR": str(live_agents_dir),
         "PLATFORM_TURN_LEASE_SECONDS": "5",

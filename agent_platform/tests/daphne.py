@@ -40,10 +40,12 @@ def free_port() -> int:
 
 
 def database_url() -> str:
+    """The test database's URL, for the servers a test starts (its password kept, if any)."""
     from django.db import connection
 
     db = connection.settings_dict
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    user = f"{db['USER']}:{db['PASSWORD']}" if db.get("PASSWORD") else db["USER"]
+    return f"postgres://{user}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 def serve(tmp_path_factory: Any, env: dict[str, str], ready_path: str = "/healthz") -> Iterator[Daphne]:

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 import redis
 
+from agent_platform.tests.daphne import database_url
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
@@ -135,11 +137,10 @@ def deployment_x_worker(tmp_path) -> Iterator[str]:
 
     if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
         pytest.skip("two deployments need Postgres and Redis")
-    db = connection.settings_dict
     prefix = f"shared-{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DATABASE_URL": database_url(),
         "REDIS_URL": f"{REDIS}/5",
         "PLATFORM_VAR_DIR": str(tmp_path / "var-x"),
         "PLATFORM_TASK_QUEUE": prefix,

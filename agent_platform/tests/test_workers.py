@@ -16,6 +16,7 @@ from django.db import connection
 
 from agent_platform.celery import create_app
 from agent_platform.embedded import EmbeddedServices
+from agent_platform.tests.daphne import database_url
 from sessions_app.models import LogLine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,11 +75,10 @@ def test_a_celery_worker_process_runs_tasks_sent_through_redis():
     if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
         pytest.skip("the distributed form needs DATABASE_URL (Postgres) and REDIS_URL")
     make_log_lines(150)
-    db = connection.settings_dict
     queue = f"test-{uuid.uuid4().hex[:8]}"  # no other run's messages, no leftovers for the next
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DATABASE_URL": database_url(),
         "PLATFORM_LOG_LINES_KEPT": "100",
     }
     worker = subprocess.Popen(

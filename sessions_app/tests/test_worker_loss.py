@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from agent_platform.tests.daphne import database_url
 from sessions_app.scheduling import sweep_turns
 from sessions_app.tests.live import LiveClient, assert_gapless, assert_turns_ended_once, types
 
@@ -21,10 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def start_worker(queue: str, agents_dir: Path, var_dir: Path) -> subprocess.Popen:
-    db = connection.settings_dict
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DATABASE_URL": database_url(),
         "PLATFORM_VAR_DIR": str(var_dir),
         "AGENTS_DIR": str(agents_dir),
         "PLATFORM_TURN_LEASE_SECONDS": "3",

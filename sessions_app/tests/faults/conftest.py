@@ -14,6 +14,7 @@ import time
 import pytest
 from django.db import connection
 
+from agent_platform.tests.daphne import database_url
 from agent_platform.tests.factories import issue_token
 from sessions_app.models import Session, SessionStatus, Turn, TurnStatus
 from sessions_app.tests.faults.invariants import assert_log_invariants
@@ -25,8 +26,7 @@ def test_database_url(django_db_setup) -> str:
     """The URL of the test database (created by pytest-django), for the servers we start."""
     if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
         pytest.skip("the fault suite needs DATABASE_URL (Postgres) and REDIS_URL")
-    db = connection.settings_dict
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    return database_url()
 
 
 # Package scope: the stack's beat sweeps the test database, so it must be gone before
