@@ -37,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "TOKEN_CACHE_SECONDS": 5,
     "REQUEST_SLOTS": 32,
     "REQUEST_TENANT_SHARE": 0.5,
+    "SHARED_AGENTS_TENANT": "local",
 }
 
 

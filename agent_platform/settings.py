@@ -316,6 +316,9 @@ PLATFORM = {
     # for its earlier ones while other tenants' go in.
     "REQUEST_SLOTS": env_int("PLATFORM_REQUEST_SLOTS", 32, minimum=1),
     "REQUEST_TENANT_SHARE": env_float("PLATFORM_REQUEST_TENANT_SHARE", 0.5, minimum=0.01, maximum=1.0),
+    # The tenant owning the sessions that packs, schedules and outbound sources start on a
+    # shared AGENTS_DIR agent (which has no tenant of its own).
+    "SHARED_AGENTS_TENANT": env_str("PLATFORM_SHARED_AGENTS_TENANT") or "local",
 }
 
 

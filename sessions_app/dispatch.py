@@ -54,7 +54,8 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from agents.discovery import AgentSurface
 from agents.registry import subscribed_event_types, surface_for
-from agents.sdk import ChannelSession, HookContext
+from agents.sdk import HookContext
+from sessions_app.channel_state import channel_session, save_channel_session
 from sessions_app.host import host_for, session_info
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session
@@ -195,7 +196,11 @@ def _deliver(targets: list[Subscriber], context: HookContext, session: Session, 
             # A context of its own: a handler that changes it cannot mislead the next one.
             own = replace(context, session=replace(context.session))
             if target.kind == "channel":
-                _call(handler, event, ChannelSession(target.name, session.pk), own)
+                channel = channel_session(session, target.name)
+                try:
+                    _call(handler, event, channel, own)
+                finally:
+                    save_channel_session(session, channel)
             else:
                 _call(handler, event, own)
         except SoftTimeLimitExceeded:

@@ -431,3 +431,40 @@ class LogLine(models.Model):
 
     def __str__(self) -> str:
         return f"{self.level} {self.logger}: {self.message[:80]}"
+
+
+class ChannelState(models.Model):
+    """``channel.state`` of a session's channel handlers (DESIGN §9.2): one JSON dict per
+    (session, channel), saved after each handler."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="channel_states")
+    channel = models.CharField(max_length=100)
+    state = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "channel"], name="channel_state_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.channel} state of {self.session_id}"
+
+
+class InboundDelivery(models.Model):
+    """A webhook delivery a pack has taken in (Slack ``event_id``, GitHub ``hook id:delivery
+    id``): the UNIQUE row that makes a retried or replayed delivery a no-op."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    source = models.CharField(max_length=20, help_text="The pack: slack, github.")
+    delivery_id = models.CharField(max_length=200)
+    received_at = models.DateTimeField(default=timezone.now)
+    session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        verbose_name_plural = "inbound deliveries"
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "source", "delivery_id"], name="inbound_delivery_once"),
+        ]
+        indexes = [models.Index(fields=["received_at"], name="inbound_delivery_by_age")]
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.delivery_id}"

@@ -112,13 +112,26 @@ class HookContext:
     artifacts: Artifacts | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class ChannelSession:
     """The ``channel`` a channel's ``events`` handler is called with, ``handler(event,
-    channel, ctx)``: the channel (``id``, its file name) as the session of the event uses it."""
+    channel, ctx)``: the channel (``id``, its file name) as the session of the event uses it.
+
+    ``state`` is a JSON dict kept per (session, channel): change it in place or assign
+    a new dict, and the platform saves it after the handler returns.
+    ``set_continuation_token(key)`` re-keys the session on this channel (the old key
+    stops resolving) once the handler returns."""
 
     id: str
     session_id: str
+    state: dict[str, Any] = field(default_factory=dict)
+    continuation_token: str | None = None
+    new_key: str | None = field(default=None, repr=False)
+
+    def set_continuation_token(self, key: str) -> None:
+        if not isinstance(key, str) or not key:
+            raise ValueError("set_continuation_token needs a non-empty key string")
+        self.new_key = key
 
 
 class SendMessage(Protocol):

@@ -188,14 +188,27 @@ class Route:
 
 
 @dataclass(frozen=True)
+class Pack:
+    """What makes a channel one of the platform's packs (``slack_channel(...)``,
+    ``github_channel(...)``): the platform serves its route itself, checking the
+    pack's own signature instead of the bearer token. ``options`` are the pack
+    function's arguments (secrets by name)."""
+
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Channel:
     """A way in and out: HTTP routes and a subscriber to the session's events, each
     ``events`` handler called ``handler(event, channel, ctx)`` (a ``ChannelSession`` and
-    a ``HookContext``) for the sessions of this channel."""
+    a ``HookContext``) for the sessions of this channel. ``pack``: set by a pack
+    function; None for an authored channel."""
 
     routes: tuple[Route, ...] = ()
     events: Mapping[str, Handler] = field(default_factory=dict)
     auth: Handler | None = None
+    pack: Pack | None = None
 
 
 def define_channel(

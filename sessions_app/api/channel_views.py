@@ -1,7 +1,9 @@
-"""``/<slug>/v1/channels/<channel><path>``: the agent's authored channel routes.
+"""``/<slug>/v1/channels/<channel><path>``: the agent's authored channel routes and its packs'.
 
-The platform's auth applies as on every agent route; the logic is in
-``sessions_app.authored_channels``. Left out of the OpenAPI schema: each agent describes its
+On an authored channel the platform's auth applies as on every agent route; the logic
+is in ``sessions_app.authored_channels``. A pack channel (``slack_channel``,
+``github_channel``) is served by ``PackRouteView``: no bearer auth, the pack checks its
+source's signature (``sessions_app.triggers.packs``). Left out of the OpenAPI schema: each agent describes its
 routes, with their body schemas, in ``GET /<slug>/v1/info`` under ``channels``.
 """
 
@@ -9,15 +11,19 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseBase
 from drf_spectacular.utils import extend_schema
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
-from agents.api.base import AgentView
+from agents.api.base import MAX_SLUG_CHARS, AgentView
+from agents.registry import get_agent, surface_for
 from sessions_app import authored_channels
+from sessions_app.triggers import packs
 
 
 class ChannelRouteView(AgentView):
@@ -82,3 +88,55 @@ class ChannelRouteView(AgentView):
         return self._serve(
             cast(Request, request), kwargs["agent_slug"], kwargs["channel_name"], kwargs.get("route_path")
         )
+
+
+class PackRouteView(APIView):
+    """A pack's route: POST only; the pack's handler verifies the signature on the raw
+    body before anything is parsed or recorded (DESIGN §9.2)."""
+
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
+
+    @extend_schema(exclude=True)
+    def post(self, request: Request, agent_slug: str, channel_name: str, route_path: str | None = None) -> Response:
+        call = _pack_call(agent_slug, channel_name)
+        if call is None:
+            raise authored_channels.ChannelError(404, "channel_not_found", f"No channel {channel_name!r}.")
+        agent, surface, channel, route = call
+        if (route_path or "") != route.path:
+            raise authored_channels.ChannelError(
+                404, "route_not_found", f"Channel {channel_name!r} serves only POST {route.path}."
+            )
+        http = authored_channels.channel_request(
+            "POST", request.path, dict(request.headers), request.body, request.query_params.dict()
+        )
+        answer = route.handler(packs.PackCall(agent, surface, channel_name, channel, http))
+        return Response(answer.body, status=answer.status)
+
+
+def _pack_call(agent_slug: str, channel_name: str) -> tuple[Any, Any, Any, packs.PackRoute] | None:
+    """The agent, surface, channel and pack route the URL names, or None when it names no pack."""
+    if len(agent_slug) > MAX_SLUG_CHARS or "\x00" in agent_slug:
+        return None
+    agent = get_agent(agent_slug)
+    if agent is None:
+        return None
+    surface = surface_for(agent)
+    entry = surface.channels.get(channel_name)
+    if surface.errors or entry is None:
+        return None
+    route = packs.pack_route(entry.value)
+    return None if route is None else (agent, surface, entry.value, route)
+
+
+_authored = ChannelRouteView.as_view()
+_pack = PackRouteView.as_view()
+
+
+def channel_route(
+    request: HttpRequest, agent_slug: str, channel_name: str, route_path: str | None = None
+) -> HttpResponseBase:
+    """Route ``/<slug>/v1/channels/<name>...`` to the pack's view when the channel is a pack."""
+    if _pack_call(agent_slug, channel_name) is not None:
+        return _pack(request, agent_slug=agent_slug, channel_name=channel_name, route_path=route_path)
+    return _authored(request, agent_slug=agent_slug, channel_name=channel_name, route_path=route_path)

@@ -17,7 +17,7 @@ urlpatterns = [
     # Authored routes: the rest of the path is the route's own (matched exactly, "" included).
     re_path(
         r"^channels/(?P<channel_name>[^/]+)(?P<route_path>/.*)?$",
-        channel_views.ChannelRouteView.as_view(),
+        channel_views.channel_route,
         name="agent-channel-route",
     ),
     path("artifacts", artifact_views.ArtifactListView.as_view(), name="artifact-list"),
