@@ -89,6 +89,8 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
         "PLATFORM_TURN_LEASE_SECONDS": "5",
         "PLATFORM_TASK_QUEUE": queue,
         "AGENT_DEFAULT_MODEL": "test",
+        # Fake Slack, GitHub and webhook receivers listen on loopback.
+        "PLATFORM_OUTBOUND_ALLOW": "127.0.0.1",
     }
     log = (tmp_path_factory.mktemp("worker-log") / "worker.log").open("w")
     worker = subprocess.Popen(
