@@ -7,7 +7,8 @@ it changed before raising is kept, like a ``ctx.send`` it made); a
 
 A channel session's continuation token is ``f"{channel}:{key}"`` (``slack:T1/C9/1712.0001``),
 while the session can take follow-ups; the built-in HTTP channel's token stays the
-opaque, rotating one of ``services``.
+opaque, rotating one of ``services``. ``ctx.channel`` (``ChannelInfo``) carries it to
+tools, hooks and channel handlers; ``session_for_channel_token`` resolves one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ import logging
 
 from django.db import IntegrityError, transaction
 
-from agents.sdk import ChannelSession
+from agent_platform.auth import AuthenticatedPrincipal
+from agent_platform.errors import DomainError
+from agents.discovery import AgentSurface
+from agents.models import Agent
+from agents.sdk import ChannelInfo, ChannelSession
+from sessions_app.access import SessionNotFound, visible_sessions
 from sessions_app.models import ChannelState, Session, SessionMode
 
 logger = logging.getLogger("agent_platform.hooks")
@@ -33,6 +39,51 @@ def channel_token(session: Session) -> str | None:
     if session.mode == SessionMode.TASK:  # a task session takes no follow-up
         return None
     return f"{session.channel}:{session.continuation_key}"
+
+
+def listed_token(session: Session) -> str | None:
+    """The ``continuationToken`` the session routes show: the channel token of a keyed
+    channel session (None in task mode), else the opaque HTTP one."""
+    if session.channel != HTTP_CHANNEL and session.continuation_key:
+        return channel_token(session)
+    return session.continuation_token
+
+
+def channel_info(session: Session) -> ChannelInfo | None:
+    """``ctx.channel`` for code running in ``session``: None when it takes no follow-up."""
+    if session.mode == SessionMode.TASK:
+        return None
+    return ChannelInfo(session.channel, listed_token(session))
+
+
+class InvalidContinuationToken(DomainError):
+    status, code = 400, "invalid_continuation_token"
+
+
+def session_for_channel_token(token: str, agent: Agent, surface: AgentSurface, user: AuthenticatedPrincipal) -> Session:
+    """The session a channel token (``f"{channel}:{key}"``) continues, among those ``user``
+    may use; the caller's own first (in dev mode the developer may see several).
+
+    Raises:
+        InvalidContinuationToken: no ``:``, or the part before it is no channel of the agent.
+        SessionNotFound: no session of the caller that can take follow-ups has this key.
+    """
+    channel, colon, key = token.partition(":")
+    if not colon or not key:
+        raise InvalidContinuationToken(
+            "A continuation token is the session's opaque one (ct_...) or a channel's 'channel:key'."
+        )
+    if channel == HTTP_CHANNEL or channel not in surface.channels:
+        names = ", ".join(sorted(surface.channels)) or "none"
+        raise InvalidContinuationToken(f"{channel!r} is not a channel of this agent (channels: {names}).")
+    keyed = Session.objects.select_related("agent").filter(agent=agent, channel=channel, continuation_key=key)
+    candidates = visible_sessions(keyed.exclude(mode=SessionMode.TASK), user)
+    session = candidates.filter(principal=user.principal).first()
+    if session is None and user.sees_all_sessions:
+        session = candidates.first()
+    if session is None:
+        raise SessionNotFound("No session of yours on this agent has this continuation token.")
+    return session
 
 
 def channel_session(session: Session, channel: str) -> ChannelSession:

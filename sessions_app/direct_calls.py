@@ -31,6 +31,7 @@ from agents.models import Agent
 from agents.runtime.conversation import new_call_id
 from agents.runtime.tool_calls import CallResult, needs_approval, run_server_tool, validate_arguments
 from agents.sdk import SessionInfo, Tool, ToolContext
+from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.host import host_for, host_for_agent, session_info
 from sessions_app.models import Session
@@ -121,7 +122,8 @@ def call_directly(
     else:
         info = session_info(session) if session is not None else SessionInfo(id="", agent=agent.slug)
         host = host_for(session) if session is not None else host_for_agent(principal.tenant_id, agent)
-        ctx = ToolContext(session=info, host=host, call_id=call_id)
+        channel = channel_info(session) if session is not None else None
+        ctx = ToolContext(session=info, host=host, call_id=call_id, channel=channel)
         result = async_to_sync(run_server_tool)(tool, arguments, ctx)
     if session is not None:
         data = events.action_result(call_id, tool.name, result.output, is_error=result.is_error, stubbed=result.stubbed)

@@ -55,7 +55,7 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 from agents.discovery import AgentSurface
 from agents.registry import subscribed_event_types, surface_for
 from agents.sdk import HookContext
-from sessions_app.channel_state import channel_session, save_channel_session
+from sessions_app.channel_state import channel_info, channel_session, save_channel_session
 from sessions_app.host import host_for, session_info
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session
@@ -183,7 +183,7 @@ def _has_undispatched(session_id: str) -> bool:
 
 def _context(session: Session) -> HookContext:
     return HookContext(
-        session=session_info(session), agent=session.agent.slug, channel=session.channel, host=host_for(session)
+        session=session_info(session), agent=session.agent.slug, channel=channel_info(session), host=host_for(session)
     )
 
 
@@ -193,8 +193,9 @@ def _deliver(targets: list[Subscriber], context: HookContext, session: Session, 
         if handler is None:
             continue
         try:
-            # A context of its own: a handler that changes it cannot mislead the next one.
-            own = replace(context, session=replace(context.session))
+            # A context of its own: a handler that changes it cannot mislead the next one;
+            # ctx.channel as of now (a channel handler before may have re-keyed the session).
+            own = replace(context, session=replace(context.session), channel=channel_info(session))
             if target.kind == "channel":
                 channel = channel_session(session, target.name)
                 try:

@@ -36,6 +36,7 @@ from agents.runtime.providers.base import Message
 from agents.runtime.replay import Journal
 from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
 from sessions_app.approvals import decisions_for, request_approvals
+from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
 from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.logs import agent_log_tags
@@ -110,6 +111,7 @@ def _request(turn: Turn) -> TurnRequest:
         attachments=dict(turn.attachments),
         host=host_for(session),
         file_store_for=stores.__getitem__,
+        channel=channel_info(session),
     )
 
 

@@ -59,7 +59,7 @@ from agents.runtime.tool_calls import (
     validate_arguments,
 )
 from agents.runtime.workspace import prepare_workspace
-from agents.sdk import ResultContext, SessionInfo, Signal, ToolContext
+from agents.sdk import ChannelInfo, ResultContext, SessionInfo, Signal, ToolContext
 from agents.sdk._context import Artifacts, Host
 
 DEFAULT_MAX_STEPS = 25
@@ -84,6 +84,8 @@ class TurnRequest:
     signal: Signal = field(default_factory=Signal)
     # Where host_fs() roots keep their files: the store for "session" or "deployment".
     file_store_for: Callable[[str], FileStore] | None = None
+    # ctx.channel of the turn's tools: None when the session takes no follow-up.
+    channel: ChannelInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,7 @@ class _Run:
             state_root=request.workspace,
             secrets=request.secrets,
             signal=request.signal,
+            channel=request.channel,
         )
 
     # --- the loop ---------------------------------------------------------------------

@@ -12,6 +12,7 @@ Example::
 
 from agents.sdk._context import (
     ChannelContext,
+    ChannelInfo,
     ChannelRequest,
     ChannelSession,
     HookContext,
@@ -84,6 +85,7 @@ __all__ = [
     "ArtifactsConfig",
     "Channel",
     "ChannelContext",
+    "ChannelInfo",
     "ChannelRequest",
     "ChannelSession",
     "DefinitionError",

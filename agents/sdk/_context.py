@@ -86,6 +86,21 @@ class SessionInfo:
     channel: str = "http"
 
 
+@dataclass(frozen=True)
+class ChannelInfo:
+    """``ctx.channel``: the channel a session takes follow-ups on, and the token that
+    continues it there (``POST /v1/tools/:name``, ``POST /v1/session``).
+
+    ``id`` is ``"http"`` for the built-in API (the token is the session's current opaque
+    one, which rotates on each follow-up) or the channel's name (the token is
+    ``f"{id}:{key}"``, e.g. ``slack:T1/C9/1712.0001``; ``None`` for a session started
+    without a key). ``ctx.channel`` itself is ``None`` when the session takes no
+    follow-up (task mode) or there is no session (a direct call without one)."""
+
+    id: str
+    continuation_token: str | None = None
+
+
 @dataclass
 class ToolContext:
     """Passed to a tool as its ``ctx`` parameter."""
@@ -98,6 +113,7 @@ class ToolContext:
     secrets: dict[str, str] = field(default_factory=dict)
     signal: Signal = field(default_factory=Signal)
     call_id: str = ""
+    channel: ChannelInfo | None = None
 
 
 @dataclass
@@ -107,7 +123,7 @@ class HookContext:
 
     session: SessionInfo
     agent: str
-    channel: str = "http"
+    channel: ChannelInfo | None = None
     host: Host | None = None
     artifacts: Artifacts | None = None
 

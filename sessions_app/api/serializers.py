@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from agent_platform.api.fields import StrictBooleanField, StrictCharField
 from agents.runtime.workspace import RESERVED_NAMES, WorkspacePathError, normalize_workspace_path
+from sessions_app.channel_state import listed_token
 from sessions_app.models import Session
 
 
@@ -17,7 +18,9 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
     sessionId = serializers.CharField(source="id")
     agent = serializers.CharField(source="agent.slug")
     dryRun = serializers.BooleanField(source="dry_run")
-    continuationToken = serializers.CharField(source="continuation_token", allow_null=True)
+    continuationToken = serializers.SerializerMethodField(
+        help_text="ct_... (the HTTP API), or channel:key for a keyed channel session (null in task mode)."
+    )
     eventCount = serializers.IntegerField(source="next_event_index")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
@@ -39,6 +42,10 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
             "updatedAt",
         ]
         read_only_fields = fields
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_continuationToken(self, session: Session) -> str | None:
+        return listed_token(session)
 
 
 MAX_MESSAGE_CHARS = 200_000

@@ -9,21 +9,31 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agent_platform.auth import AuthenticatedPrincipal, caller
+from agent_platform.errors import ApiError
 from agents.api.views import ToolDetailView
+from agents.discovery import AgentSurface
 from agents.models import Agent
 from sessions_app import services
 from sessions_app.access import owned_session
 from sessions_app.api.base import ERROR
 from sessions_app.api.serializers import StrictCharField
+from sessions_app.authored_channels import MAX_KEY_CHARS
+from sessions_app.channel_state import session_for_channel_token
 from sessions_app.direct_calls import call_directly, find_tool
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Session
+
+# A channel token is f"{channel}:{key}": both at their longest, and the colon.
+MAX_CHANNEL_CHARS = Session._meta.get_field("channel").max_length or 100
+MAX_TOKEN_CHARS = MAX_CHANNEL_CHARS + 1 + MAX_KEY_CHARS
 
 
 class ToolCallBody(serializers.Serializer[None]):
     input = serializers.DictField(required=False, default=dict, help_text="The tool's arguments.")
     sessionId = StrictCharField(required=False, trim_whitespace=False)
-    continuationToken = StrictCharField(required=False, trim_whitespace=False)
+    continuationToken = StrictCharField(
+        required=False, trim_whitespace=False, max_length=MAX_TOKEN_CHARS, help_text="ct_... or channel:key"
+    )
 
 
 class ToolCallResult(serializers.Serializer[None]):
@@ -35,17 +45,28 @@ class ToolCallResult(serializers.Serializer[None]):
     durationMs = serializers.IntegerField()
 
 
-def _session(agent: Agent, user: AuthenticatedPrincipal, body: dict[str, str]) -> Session | None:
-    """The session the call is bound to, by id or by continuation token, if any."""
-    if body.get("sessionId"):
-        return owned_session(agent, body["sessionId"], user)
-    if body.get("continuationToken"):
-        return services.session_for_token(body["continuationToken"], agent, user)
-    return None
+def _session(agent: Agent, surface: AgentSurface, user: AuthenticatedPrincipal, body: dict[str, str]) -> Session | None:
+    """The session the call is bound to, by id or by continuation token (the HTTP API's
+    opaque one, or a channel's ``channel:key``), if any.
+
+    Raises:
+        ApiError: 400 when both ``sessionId`` and ``continuationToken`` are given.
+    """
+    session_id, token = body.get("sessionId"), body.get("continuationToken")
+    if session_id and token:
+        raise ApiError(400, "invalid", "Give sessionId or continuationToken, not both.")
+    if session_id:
+        return owned_session(agent, session_id, user)
+    if not token:
+        return None
+    if ":" not in token and token.startswith("ct_"):  # opaque tokens are URL-safe base64: no ':'
+        return services.session_for_token(token, agent, user)
+    return session_for_channel_token(token, agent, surface, user)
 
 
 class ToolView(ToolDetailView):
-    """``GET`` describes the tool; ``POST {input, sessionId?, continuationToken?}`` runs it.
+    """``GET`` describes the tool; ``POST {input, sessionId?, continuationToken?}`` runs it
+    (``continuationToken``: the opaque ``ct_...`` one, or a channel session's ``channel:key``).
 
     Bound to a session, a write-effect call waits for no turn: while one is active it is
     409 ``session_busy``; a read-effect call runs beside the turn. A call that needs a
@@ -62,7 +83,7 @@ class ToolView(ToolDetailView):
         body = ToolCallBody(data=request.data)
         body.is_valid(raise_exception=True)
         user = caller(request)
-        session = _session(self.agent, user, body.validated_data) if tool.execution != "agent" else None
+        session = _session(self.agent, self.surface, user, body.validated_data) if tool.execution != "agent" else None
         # What the tool logs is the agent's, on its /v1/logs, as in a turn.
         session_id = session.pk if session is not None else ""
         tenant_id = user.principal.tenant_id

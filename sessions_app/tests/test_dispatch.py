@@ -41,7 +41,7 @@ RECORDER = """
             *channel, ctx = channel_and_ctx
             assert ctx.session.id == event["sessionId"] and ctx.agent == ctx.session.agent
             if channel:
-                assert channel[0].id == ctx.channel and channel[0].session_id == ctx.session.id
+                assert channel[0].id == ctx.channel.id and channel[0].session_id == ctx.session.id
             with open(CALLS, "a") as out:
                 out.write(json.dumps([name, event["index"], event["type"]]) + "\\n")
 

@@ -17,6 +17,7 @@ PUBLIC_SURFACE = [
     "ArtifactsConfig",
     "Channel",
     "ChannelContext",
+    "ChannelInfo",
     "ChannelRequest",
     "ChannelSession",
     "DefinitionError",
