@@ -29,6 +29,12 @@ from sessions_app.models import ChannelState, Session, SessionMode
 logger = logging.getLogger("agent_platform.hooks")
 
 HTTP_CHANNEL = "http"
+# The longest channel token, f"{channel}:{key}": both at their longest, and the colon.
+MAX_TOKEN_CHARS = (
+    (Session._meta.get_field("channel").max_length or 100)
+    + 1
+    + (Session._meta.get_field("continuation_key").max_length or 300)
+)
 
 
 def channel_token(session: Session) -> str | None:

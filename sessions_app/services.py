@@ -26,6 +26,7 @@ from agents.events import INTERRUPTED, EventType
 from agents.models import Agent
 from agents.runtime.workspace import normalize_workspace_path
 from sessions_app.access import check_owner
+from sessions_app.channel_state import session_for_channel_token
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.models import (
     Admission,
@@ -91,6 +92,15 @@ def session_for_token(token: str, agent: Agent, user: AuthenticatedPrincipal) ->
     if not hmac.compare_digest(_bytes(session.continuation_token or ""), _bytes(token)):
         raise StaleContinuationToken("This continuation token is stale; use the latest one.")
     return session
+
+
+def session_for_any_token(token: str, agent: Agent, surface: AgentSurface, user: AuthenticatedPrincipal) -> Session:
+    """The session a continuation token continues: the HTTP API's opaque ``ct_...`` one
+    (``session_for_token``) or a channel session's ``channel:key``
+    (``channel_state.session_for_channel_token``), with their errors."""
+    if ":" not in token and token.startswith("ct_"):  # opaque tokens are URL-safe base64: no ':'
+        return session_for_token(token, agent, user)
+    return session_for_channel_token(token, agent, surface, user)
 
 
 def _bytes(text: str) -> bytes:

@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from agent_platform.api.fields import StrictBooleanField, StrictCharField
 from agents.runtime.workspace import RESERVED_NAMES, WorkspacePathError, normalize_workspace_path
-from sessions_app.channel_state import listed_token
+from sessions_app.channel_state import MAX_TOKEN_CHARS, listed_token
 from sessions_app.models import Session
 
 
@@ -122,7 +122,7 @@ def workspace_files_field() -> WorkspaceFilesField:
 
 class CreateSessionBody(serializers.Serializer[None]):
     message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
-    continuationToken = StrictCharField(required=False, max_length=200, trim_whitespace=False)
+    continuationToken = StrictCharField(required=False, max_length=MAX_TOKEN_CHARS, trim_whitespace=False)
     mode = serializers.ChoiceField(choices=["chat", "task"], required=False, default="chat")
     purpose = serializers.ChoiceField(choices=["live", "eval"], required=False, default="live")
     title = StrictCharField(required=False, allow_blank=True, max_length=200, default="")

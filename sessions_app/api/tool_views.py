@@ -17,15 +17,10 @@ from sessions_app import services
 from sessions_app.access import owned_session
 from sessions_app.api.base import ERROR
 from sessions_app.api.serializers import StrictCharField
-from sessions_app.authored_channels import MAX_KEY_CHARS
-from sessions_app.channel_state import session_for_channel_token
+from sessions_app.channel_state import MAX_TOKEN_CHARS
 from sessions_app.direct_calls import call_directly, find_tool
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Session
-
-# A channel token is f"{channel}:{key}": both at their longest, and the colon.
-MAX_CHANNEL_CHARS = Session._meta.get_field("channel").max_length or 100
-MAX_TOKEN_CHARS = MAX_CHANNEL_CHARS + 1 + MAX_KEY_CHARS
 
 
 class ToolCallBody(serializers.Serializer[None]):
@@ -57,11 +52,9 @@ def _session(agent: Agent, surface: AgentSurface, user: AuthenticatedPrincipal, 
         raise ApiError(400, "invalid", "Give sessionId or continuationToken, not both.")
     if session_id:
         return owned_session(agent, session_id, user)
-    if not token:
-        return None
-    if ":" not in token and token.startswith("ct_"):  # opaque tokens are URL-safe base64: no ':'
-        return services.session_for_token(token, agent, user)
-    return session_for_channel_token(token, agent, surface, user)
+    if token:
+        return services.session_for_any_token(token, agent, surface, user)
+    return None
 
 
 class ToolView(ToolDetailView):

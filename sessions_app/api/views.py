@@ -106,7 +106,7 @@ class SessionCreateView(AgentView):
         data = body.validated_data
         user = caller(request)
         if data.get("continuationToken"):
-            session = services.session_for_token(data["continuationToken"], self.agent, user)
+            session = services.session_for_any_token(data["continuationToken"], self.agent, self.surface, user)
             turn = services.continue_session(session, message=data["message"], files=data.get("workspaceFiles"))
         else:
             session, turn = services.start_session(

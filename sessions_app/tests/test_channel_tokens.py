@@ -1,5 +1,6 @@
-"""``POST /<slug>/v1/tools/:name`` bound by a continuation token: the HTTP API's opaque
-one or a channel's ``channel:key`` (the ``switch`` test agent has the ``desk`` channel)."""
+"""Continuation tokens in ``POST /<slug>/v1/tools/:name`` and ``POST /<slug>/v1/session``:
+the HTTP API's opaque one or a channel's ``channel:key`` (the ``switch`` test agent has
+the ``desk`` channel)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,16 @@ def test_a_well_formed_token_of_no_session_of_the_caller_is_404(alice, bob, mall
         assert response.status_code == 404, (token, response.content)
         assert response.json()["error"] == "session_not_found"
     assert where(client_for(mallory), continuationToken="desk:bobs").status_code == 404
+
+
+def test_a_channel_token_continues_its_session_over_http_too(alice, client_for, switch):
+    session = SessionFactory(principal=alice, agent=switch, channel="desk", continuation_key="k")
+    client = client_for(alice)
+
+    more = client.post("/switch/v1/session", {"message": "more", "continuationToken": "desk:k"}, format="json")
+    wrong = client.post("/switch/v1/session", {"message": "more", "continuationToken": "nowhere:k"}, format="json")
+
+    assert more.status_code == 201, more.content
+    assert more.json()["sessionId"] == session.pk
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_continuation_token"
+    assert session.turns.count() == 1
