@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -86,7 +87,7 @@ class SessionInfo:
     channel: str = "http"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ChannelInfo:
     """``ctx.channel``: the channel a session takes follow-ups on, and the token that
     continues it there (``POST /v1/tools/:name``, ``POST /v1/session``).
@@ -95,10 +96,31 @@ class ChannelInfo:
     one, which rotates on each follow-up) or the channel's name (the token is
     ``f"{id}:{key}"``, e.g. ``slack:T1/C9/1712.0001``; ``None`` for a session started
     without a key). ``ctx.channel`` itself is ``None`` when the session takes no
-    follow-up (task mode) or there is no session (a direct call without one)."""
+    follow-up (task mode) or there is no session (a direct call without one).
+
+    Example::
+
+        if ctx.channel is not None and ctx.channel.id == "slack":
+            note = f"continue with {ctx.channel.continuation_token}"
+        ctx.channel == {"id": "slack", "continuation_token": "slack:T1/C9/1712.0001"}  # the mapping form
+    """
 
     id: str
     continuation_token: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"id": self.id, "continuation_token": self.continuation_token}
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to its mapping form too: ctx.channel == {"id": "desk", "continuation_token": "desk:t-1"}
+        if isinstance(other, ChannelInfo):
+            return self.as_dict() == other.as_dict()
+        if isinstance(other, Mapping):
+            return self.as_dict() == dict(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.continuation_token))
 
 
 @dataclass
