@@ -49,7 +49,8 @@ def channel_token(session: Session) -> str | None:
 
 def listed_token(session: Session) -> str | None:
     """The ``continuationToken`` the session routes show: the channel token of a keyed
-    channel session (None in task mode), else the opaque HTTP one."""
+    channel session (None in task mode), else the opaque HTTP one (a channel session
+    started without a key is continued by that one too)."""
     if session.channel != HTTP_CHANNEL and session.continuation_key:
         return channel_token(session)
     return session.continuation_token
@@ -95,7 +96,9 @@ def session_for_channel_token(token: str, agent: Agent, surface: AgentSurface, u
 def channel_session(session: Session, channel: str) -> ChannelSession:
     """The ``channel`` argument of a handler, with the state saved for (session, channel)."""
     row = ChannelState.objects.filter(session_id=session.pk, channel=channel).values_list("state", flat=True).first()
-    return ChannelSession(channel, session.pk, state=dict(row or {}), continuation_token=channel_token(session))
+    info = channel_info(session)
+    token = info.continuation_token if info is not None else None
+    return ChannelSession(channel, session.pk, state=dict(row or {}), continuation_token=token)
 
 
 def save_channel_session(session: Session, channel: ChannelSession) -> None:

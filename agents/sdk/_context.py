@@ -94,8 +94,8 @@ class ChannelInfo:
 
     ``id`` is ``"http"`` for the built-in API (the token is the session's current opaque
     one, which rotates on each follow-up) or the channel's name (the token is
-    ``f"{id}:{key}"``, e.g. ``slack:T1/C9/1712.0001``; ``None`` for a session started
-    without a key). ``ctx.channel`` itself is ``None`` when the session takes no
+    ``f"{id}:{key}"``, e.g. ``slack:T1/C9/1712.0001``, or the opaque one for a session
+    the channel started without a key). ``ctx.channel`` itself is ``None`` when the session takes no
     follow-up (task mode) or there is no session (a direct call without one).
 
     Example::

@@ -48,6 +48,18 @@ def test_the_http_channel_is_http_with_its_opaque_token_and_no_session_is_none(a
     assert where(client_for(alice)).json()["result"] == {"channel": None}
 
 
+def test_a_channel_session_started_without_a_key_keeps_its_opaque_token(alice, client_for, switch):
+    session = SessionFactory(principal=alice, agent=switch, channel="desk")
+    session.continuation_token = token = f"ct_{session.pk.removeprefix('ses_')}.ghi"
+    session.save()
+
+    response = where(client_for(alice), continuationToken=token)
+
+    assert response.json()["result"] == {"channel": {"id": "desk", "continuationToken": token}}
+    listed = client_for(alice).get("/switch/v1/sessions").json()["sessions"]
+    assert [s["continuationToken"] for s in listed] == [token]
+
+
 def test_both_a_session_id_and_a_token_is_400(alice, client_for, switch):
     session = SessionFactory(principal=alice, agent=switch, channel="desk", continuation_key="k")
 
