@@ -9,6 +9,7 @@ import logging
 import time
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from sessions_app.models import InboundDelivery, Session
@@ -41,6 +42,15 @@ def test_a_signed_mention_is_taken(slacker):
     session = Session.objects.get(pk=answer.json()["sessionId"])
     assert session.continuation_key == "T1/CSIG/1712.0001"
     assert session.principal.name == "slack"
+
+
+def test_a_delivery_needs_no_csrf_cookie(slacker):
+    body = mention()
+    client = Client(enforce_csrf_checks=True)  # as daphne serves it: the CSRF middleware runs
+
+    answer = client.generic("POST", URL, body, content_type="application/json", **sign(body))
+
+    assert answer.status_code == 200, answer.content
 
 
 def test_a_wrong_signature_is_401_and_records_nothing(slacker):
@@ -188,3 +198,15 @@ def test_bot_messages_edits_and_channel_chatter_are_ignored(slacker, extra):
     assert answer.status_code == 200
     assert answer.json()["ignored"] is True
     assert_nothing_recorded()
+
+
+def test_ctx_host_slack_is_none_for_an_agent_without_a_slack_pack(slacker):
+    from agents.registry import get_agent
+    from sessions_app.host import host_for_agent
+
+    slack_agent, lab = get_agent("slacker"), get_agent("lab")
+    assert slack_agent is not None and lab is not None
+
+    assert host_for_agent(1, lab).slack is None
+    client = host_for_agent(1, slack_agent).slack
+    assert client is not None and client.bot_token == "SLACKER_BOT_TOKEN"
