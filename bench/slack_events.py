@@ -59,7 +59,7 @@ class FakeSlack:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 with fake.lock:
                     fake.replies.setdefault(str(body.get("thread_ts")), time.time())
