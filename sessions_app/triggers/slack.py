@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from slack_sdk.signature import SignatureVerifier
 
 from agent_platform.conf import platform_settings
+from agent_platform.models import Principal
 from agents import sdk
 from agents.models import Agent
 from sessions_app import services
@@ -187,7 +188,7 @@ def take_event(call: PackCall, data: dict[str, Any]) -> ChannelAnswer:
     return ChannelAnswer(200, {"ok": True, "sessionId": sent["sessionId"]})
 
 
-def stop_thread(call: PackCall, principal: Any, key: str) -> bool:
+def stop_thread(call: PackCall, principal: Principal, key: str) -> bool:
     """Interrupt the thread's turn and drop its queue; False when nothing was running."""
     session = Session.objects.filter(
         agent=call.agent, principal=principal, channel=call.channel_name, continuation_key=key

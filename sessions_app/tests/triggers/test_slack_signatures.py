@@ -146,6 +146,24 @@ def test_a_signed_body_that_is_not_json_is_400(slacker):
     assert_nothing_recorded()
 
 
+def test_the_signature_is_checked_before_the_body_is_parsed(slacker):
+    body = b'{"type": "event_callback",'
+
+    answer = deliver(body, sign(b"something else"))
+
+    assert answer.status_code == 401  # not 400: an unsigned body is never parsed
+
+
+def test_stop_in_a_thread_with_nothing_running_starts_nothing(slacker):
+    body = mention("EvStop", text="<@U0BOT> STOP")
+
+    answer = deliver(body, sign(body))
+
+    assert answer.status_code == 200
+    assert answer.json() == {"ok": True, "stopped": False}
+    assert not Session.objects.exists()
+
+
 def test_a_signed_event_without_a_channel_is_400(slacker):
     data = event_callback("EvBad", channel="CSIG", text="hi", ts="1.0")
     del data["event"]["channel"]
