@@ -1,5 +1,5 @@
 """The Slack pack, its Web API at the tests' fake Slack (``SLACKER_API_URL``, set by
-sessions_app/tests/triggers/conftest.py before the worker starts)."""
+sessions_app/tests/triggers/slack/conftest.py before the worker starts)."""
 
 import os
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from sessions_app.tests.triggers.slack_fake import BOT_TOKEN, SIGNING_SECRET, FakeSlack, serve
+from sessions_app.tests.triggers.slack.slack_fake import BOT_TOKEN, SIGNING_SECRET, FakeSlack, serve
 
 _FAKE = FakeSlack()
 _SERVER = None

@@ -13,7 +13,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from sessions_app.models import Event, Session, Turn, TurnStatus
-from sessions_app.tests.triggers.slack_fake import event_callback, sign
+from sessions_app.tests.triggers.slack.slack_fake import event_callback, sign
 from sessions_app.triggers import slack_api
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,7 +13,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from sessions_app.models import InboundDelivery, Session
-from sessions_app.tests.triggers.slack_fake import event_callback, sign
+from sessions_app.tests.triggers.slack.slack_fake import event_callback, sign
 
 pytestmark = pytest.mark.django_db
 
