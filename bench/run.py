@@ -40,6 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import slack_events as slack
 from discovery import generate
 from harness import (
     PYTHON,
@@ -93,6 +94,7 @@ class Sizes:
     fairness_turns: int = 30
     fairness_seconds: float = 20.0
     flooders: int = 16
+    slack: int = 100
 
 
 QUICK = Sizes(
@@ -110,6 +112,7 @@ QUICK = Sizes(
     long_session=100,  # the follow-up benchmark's session: no extra turns
     fairness_turns=10,
     fairness_seconds=5.0,
+    slack=20,
 )
 
 
@@ -121,10 +124,12 @@ def base_env() -> dict[str, str]:
     return {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
 
 
-def agents_dir(work: Path) -> Path:
-    """An AGENTS_DIR holding the weather example as it is, and a copy of it without its cap."""
+def agents_dir(work: Path) -> tuple[Path, int]:
+    """An AGENTS_DIR holding the weather example as it is, a copy of it without its cap,
+    and one with a Slack pack (``bench/slack.py``); and the port of that one's fake Slack."""
     folder = work / "agents"
     folder.mkdir()
+    slack_port = slack.add_agent(folder)
     example = ROOT / "examples" / AGENT
     # Copied, not linked: a symlink in AGENTS_DIR that leads out of it is not served.
     shutil.copytree(example, folder / AGENT, ignore=shutil.ignore_patterns("__pycache__"))
@@ -135,7 +140,7 @@ def agents_dir(work: Path) -> Path:
     if not found:
         raise BenchError(f"could not take max_running_turns out of {definition}")
     definition.write_text(text)
-    return folder
+    return folder, slack_port
 
 
 def worker_argv(extra: str, queue: str) -> list[str]:
@@ -155,6 +160,7 @@ def start_distributed(processes: Processes, work: Path, database: str, worker_ar
     """A fresh database, migrated; two tenants and a token each; one daphne and one Celery worker."""
     database_url = f"postgres://postgres@127.0.0.1:5432/{database}"
     queue = f"bench-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
+    folder, slack_port = agents_dir(work)
     env = {
         **base_env(),
         "DATABASE_URL": database_url,
@@ -163,9 +169,10 @@ def start_distributed(processes: Processes, work: Path, database: str, worker_ar
         "PLATFORM_DEV": "0",
         "PLATFORM_TASK_QUEUE": queue,
         "PLATFORM_VAR_DIR": str(work / "var"),
-        "AGENTS_DIR": str(agents_dir(work)),
+        "AGENTS_DIR": str(folder),
         "LOG_LEVEL": "WARNING",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        **slack.ENV,
     }
     create_database(database)
     manage(["migrate", "--noinput"], env, timeout=300)
@@ -173,13 +180,27 @@ def start_distributed(processes: Processes, work: Path, database: str, worker_ar
     for tenant in ("bench-run", "bench-other"):
         manage(["tenant", "create", tenant], env)
         tokens.append(manage(["token", "create", tenant, "bench"], env).strip().splitlines()[-1].strip())
+    # Slack's sessions belong to the principal "slack" of the AGENTS_DIR agents' tenant.
+    manage(["tenant", "create", "local"], env)
+    slack_token = manage(["token", "create", "local", "slack"], env).strip().splitlines()[-1].strip()
     port = free_port()
     daphne = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "agent_platform.asgi:application"]
     web = processes.start("daphne", daphne, env)
     command = worker_argv(worker_args, queue)
     celery = processes.start("celery", command, env)
     wait_healthy(port, web)
-    return Stack(port, tokens[0], web, celery, database, database_url, other_token=tokens[1], worker_command=command)
+    return Stack(
+        port,
+        tokens[0],
+        web,
+        celery,
+        database,
+        database_url,
+        other_token=tokens[1],
+        worker_command=command,
+        slack_token=slack_token,
+        slack_port=slack_port,
+    )
 
 
 # The worker's start-up banner: ".> concurrency: 8 (thread)".
@@ -522,6 +543,7 @@ BENCHMARKS = (
     "append",
     "burst",
     "fairness",
+    "slack",
     "embedded",
     "validate",
 )
@@ -596,6 +618,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "fairness",
                 f"fairness (tenant B alone, then beside {sizes.flooders} clients of tenant A)",
                 lambda: bench_fairness(stack, sizes.fairness_turns, sizes.flooders, sizes.fairness_seconds),
+            ),
+            (
+                "slack",
+                f"Slack delivery to first event ({sizes.slack} signed mentions)",
+                lambda: slack.bench_slack(stack, stack.slack_token or "", stack.slack_port, sizes.slack),
             ),
         ]
         for key, name, bench in steps:

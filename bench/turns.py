@@ -39,6 +39,9 @@ class Stack:
     worker_command: list[str] = field(default_factory=list)
     # Stream paths of sessions left idle (waiting) by earlier benchmarks, for the idle-stream one.
     idle_streams: list[str] = field(default_factory=list)
+    # The Slack benchmark's: a token of the ``slack`` principal, and its fake Slack's port.
+    slack_token: str | None = None
+    slack_port: int = 0
 
     def api(self, token: str | None = None, timeout: float = TIMEOUT) -> Api:
         return Api(self.port, token or self.token, timeout)

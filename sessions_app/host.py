@@ -26,6 +26,7 @@ from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.sdk import SessionInfo
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
+from sessions_app.triggers.slack_api import slack_client_for
 
 
 class DatabaseKV:
@@ -182,6 +183,7 @@ class PlatformHost:
     otel: HostOtel
     mcp: Any = None
     reminders: Any = None
+    slack: Any = None  # the Slack pack's API client (triggers.slack_api), None without one
 
 
 def session_info(session: Session) -> SessionInfo:
@@ -210,4 +212,5 @@ def host_for_agent(tenant_id: int, agent: Agent, session_id: str | None = None) 
         kv=DatabaseKV(tenant_id, agent.pk),
         files=HostFiles(session_store, deployment),
         otel=HostOtel(agent.slug),
+        slack=slack_client_for(agent),
     )

@@ -319,11 +319,13 @@ def _interrupt(turns: list[Turn]) -> None:
             append_events(turn.session_id, [NewEvent(EventType.TURN_FAILED, events.turn_failed(INTERRUPTED), turn.pk)])
 
 
-def stop_session(session: Session) -> bool:
-    """Interrupt the running (or parked) turn without a new message; True when there was one."""
+def stop_session(session: Session, *, drop_queued: bool = False) -> bool:
+    """Interrupt the running (or parked) turn without a new message, and with
+    ``drop_queued`` the queued turns too (a Slack ``stop``); True when there was one."""
+    stopping = (TurnStatus.RUNNING, TurnStatus.PARKED, *((TurnStatus.QUEUED,) if drop_queued else ()))
     with transaction.atomic():
         session = Session.objects.select_for_update().get(pk=session.pk)
-        current = list(session.turns.filter(status__in=(TurnStatus.RUNNING, TurnStatus.PARKED)))
+        current = list(session.turns.filter(status__in=stopping).order_by("created_at"))
         _interrupt(current)
         if current:
             transaction.on_commit(lambda: settle_session(session.pk))

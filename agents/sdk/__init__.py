@@ -77,6 +77,7 @@ from agents.sdk._extensions import (
     plugin_mount,
 )
 from agents.sdk._fs import FileSystemSpec, empty_fs, host_fs, overlay_fs, temp_fs, union_fs
+from agents.sdk._packs import slack_channel
 from agents.sdk._tool import Tool, tool
 
 __all__ = [
@@ -145,6 +146,7 @@ __all__ = [
     "mount",
     "overlay_fs",
     "plugin_mount",
+    "slack_channel",
     "temp_fs",
     "tool",
     "union_fs",

@@ -40,7 +40,9 @@ class PackRoute:
 
 def pack_routes() -> dict[str, PackRoute]:
     """The route of each pack kind (``sdk.Pack.kind``)."""
-    return {}
+    from sessions_app.triggers import slack  # slack imports PackCall from here
+
+    return {"slack": PackRoute("POST", "/events", slack.handle_events)}
 
 
 def pack_route(channel: sdk.Channel) -> PackRoute | None:

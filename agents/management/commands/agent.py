@@ -27,8 +27,19 @@ def _agent_folders_at(path: Path) -> dict[str, Path]:
     return agent_folders(path)
 
 
+SLACK_SETUP = """Slack app set-up (api.slack.com/apps > Create New App > From scratch):
+  1. OAuth & Permissions > Bot Token Scopes: app_mentions:read, chat:write, im:history.
+     Install the app to the workspace; copy the Bot User OAuth Token (xoxb-...).
+  2. Basic Information > App Credentials: copy the Signing Secret.
+  3. Event Subscriptions: enable, set the Request URL below (Slack sends url_verification;
+     the platform answers it), and subscribe to the bot events app_mention and message.im.
+  4. App Home: allow users to send messages in the Messages tab (for DMs).
+  5. Set the two secrets in the platform's environment and restart it.
+"""
+
+
 class Command(BaseCommand):
-    help = "The agent CLI: validate, info, run, trajectory, init, serve."
+    help = "The agent CLI: validate, info, run, trajectory, init, serve, slack."
     # Each subcommand discovers the agents it uses and reports their diagnostics itself:
     # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
     requires_system_checks: list[str] = []
@@ -70,6 +81,11 @@ class Command(BaseCommand):
         )
         serve.add_argument("--host", default="127.0.0.1")
         serve.add_argument("--port", type=int, default=8000)
+        slack = actions.add_parser("slack", help="The Slack pack: `agent slack help` prints the Slack app set-up.")
+        slack.add_argument("topic", choices=["help"])
+        slack.add_argument(
+            "--base-url", default="https://<your-host>", help="Where Slack reaches this platform (its public URL)."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         action = options["action"]
@@ -83,6 +99,8 @@ class Command(BaseCommand):
             self.trajectory(options["events"], as_json=options["json"])
         elif action == "init":
             self.init(options["name"], options["dir"] or Path(platform_settings.AGENTS_DIR))
+        elif action == "slack":
+            self.slack_help(Path(platform_settings.AGENTS_DIR), options["base_url"].rstrip("/"))
         else:
             self.serve(options["host"], options["port"])
 
@@ -112,6 +130,27 @@ class Command(BaseCommand):
                 failed.append(slug)
         if failed:
             raise CommandError(f"errors in {', '.join(failed)}", returncode=1)
+
+    def slack_help(self, agents_dir: Path, base_url: str) -> None:
+        """The Slack app set-up, and the request URL of each agent with a Slack pack."""
+        self.stdout.write(SLACK_SETUP)
+        found = []
+        for slug, folder in _agent_folders_at(agents_dir).items() if agents_dir.is_dir() else ():
+            surface, loader = discover(folder, slug, outbound=outbound_policy())
+            loader.unload()
+            for name, entry in surface.channels.items():
+                pack = entry.value.pack
+                if pack is not None and pack.kind == "slack":
+                    found.append((slug, name, pack.options))
+        if not found:
+            self.stdout.write("No agent in AGENTS_DIR has a Slack pack (channels/slack.py with slack_channel(...)).")
+        for slug, name, options in found:
+            self.stdout.write(
+                f"{slug} (channels/{name}.py):\n"
+                f"  Request URL: {base_url}/{slug}/v1/channels/{name}/events\n"
+                f"  Secrets: {options['signing_secret']} = the app's Signing Secret (Basic Information), "
+                f"{options['bot_token']} = its Bot User OAuth Token (OAuth & Permissions)"
+            )
 
     def _one_agent(self, slug: str | None, folder: Path | None) -> AgentSurface:
         if folder is None:

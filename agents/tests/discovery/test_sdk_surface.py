@@ -77,6 +77,7 @@ PUBLIC_SURFACE = [
     "mount",
     "overlay_fs",
     "plugin_mount",
+    "slack_channel",
     "temp_fs",
     "tool",
     "union_fs",
