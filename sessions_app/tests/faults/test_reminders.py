@@ -35,7 +35,11 @@ def test_a_tools_reminder_comes_back_once_as_a_follow_up(fault, token):
     task = client.start(remind("never delivered", 1), mode="task")
     end = client.wait_turn_ended(chat["sessionId"], chat["turnId"])
     record = json.loads(end["data"]["result"].removeprefix("done: remind_me -> "))
-    assert (record["sessionId"], record["status"], record["message"]) == (chat["sessionId"], "pending", "check Lyon again")
+    assert (record["sessionId"], record["status"], record["message"]) == (
+        chat["sessionId"],
+        "pending",
+        "check Lyon again",
+    )
 
     events = client.wait_for(chat["sessionId"], "message.received", count=2)
     [follow_up] = reminded(events)
