@@ -20,17 +20,17 @@ from sessions_app.api.base import ERROR
 from sessions_app.models import Reminder, Session
 from sessions_app.triggers.reminders import ReminderNotFound, fire_reminder_now
 
-REMINDER = inline_serializer(
-    "Reminder",
-    {
-        "id": serializers.CharField(),
-        "sessionId": serializers.CharField(),
-        "message": serializers.CharField(),
-        "at": serializers.DateTimeField(),
-        "status": serializers.ChoiceField(["pending", "fired", "cancelled", "dropped"]),
-        "createdAt": serializers.DateTimeField(),
-        "firedAt": serializers.DateTimeField(allow_null=True),
-    },
+REMINDER_FIELDS: dict[str, serializers.Field[Any, Any, Any, Any]] = {
+    "id": serializers.CharField(),
+    "sessionId": serializers.CharField(),
+    "message": serializers.CharField(),
+    "at": serializers.DateTimeField(),
+    "status": serializers.ChoiceField(["pending", "fired", "cancelled", "dropped"]),
+    "createdAt": serializers.DateTimeField(),
+    "firedAt": serializers.DateTimeField(allow_null=True),
+}
+REMINDER_LIST = inline_serializer(
+    "ReminderList", {"reminders": inline_serializer("Reminder", REMINDER_FIELDS, many=True)}
 )
 
 
@@ -51,7 +51,7 @@ def _callers_reminders(view: AgentView, request: Request) -> Any:
 class DevReminderListView(DevView):
     """``GET /<slug>/v1/dev/reminders``: the reminders of the caller's sessions on this agent."""
 
-    @extend_schema(responses={200: inline_serializer("ReminderList", {"reminders": REMINDER}), 404: ERROR})
+    @extend_schema(responses={200: REMINDER_LIST, 404: ERROR})
     def get(self, request: Request, agent_slug: str) -> Response:
         reminders = _callers_reminders(self, request).order_by("fire_at", "created_at")
         return Response({"reminders": [reminder.as_record() for reminder in reminders]})

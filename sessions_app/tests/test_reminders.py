@@ -91,6 +91,15 @@ def test_a_bad_reminder_is_a_value_error_and_records_nothing(session, message, w
     assert not Reminder.objects.exists()
 
 
+def test_a_session_holds_at_most_a_hundred_pending_reminders(session):
+    later = timezone.now() + timedelta(hours=1)
+    Reminder.objects.bulk_create(Reminder(session=session, message="m", fire_at=later) for _ in range(100))
+    with pytest.raises(ValueError, match="100 pending reminders"):
+        create_reminder(session.pk, "one more", delay=60)
+    Reminder.objects.filter(session=session).first().delete()
+    assert create_reminder(session.pk, "one more", delay=60)["status"] == "pending"
+
+
 @pytest.mark.django_db(transaction=True)
 def test_no_session_can_touch_another_sessions_reminders(alice, bob, mallory, session):
     mine = run(host_for(session).reminders.create("mine", delay=60))

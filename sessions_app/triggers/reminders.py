@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 
 # How many due reminders one sweep fires at most (the next sweep takes the rest).
 FIRE_BATCH = 200
+# Pending reminders one session may hold: a tool called in a loop cannot flood the table.
+MAX_PENDING_PER_SESSION = 100
 
 
 class ReminderNotFound(DomainError):
@@ -89,16 +91,19 @@ def create_reminder(
     """A pending reminder for the session; its record.
 
     Raises:
-        ValueError: an empty or over-long message, or a bad ``at``/``delay`` (``fire_time``).
+        ValueError: an empty or over-long message, a bad ``at``/``delay`` (``fire_time``),
+            or ``MAX_PENDING_PER_SESSION`` reminders pending already.
     """
     if not isinstance(message, str) or not message.strip():
         raise ValueError("a reminder needs a non-empty message string")
     if len(message) > MAX_MESSAGE_CHARS:
         raise ValueError(f"a reminder's message has at most {MAX_MESSAGE_CHARS} characters, not {len(message)}")
     now = timezone.now()
-    reminder = Reminder.objects.create(
-        session_id=session_id, message=message, fire_at=fire_time(at, delay, now), created_at=now
-    )
+    fire_at = fire_time(at, delay, now)
+    pending = Reminder.objects.filter(session_id=session_id, status=ReminderStatus.PENDING)
+    if pending.count() >= MAX_PENDING_PER_SESSION:
+        raise ValueError(f"this session has {MAX_PENDING_PER_SESSION} pending reminders already: cancel one first")
+    reminder = Reminder.objects.create(session_id=session_id, message=message, fire_at=fire_at, created_at=now)
     return reminder.as_record()
 
 
