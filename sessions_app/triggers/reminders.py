@@ -208,14 +208,17 @@ def _deliver(reminder: Reminder) -> Turn | None:
     session = Session.objects.select_for_update(of=("self",)).select_related("agent").get(pk=reminder.session_id)
     turn: Turn | None = None
     if session.mode != SessionMode.TASK and served_row(session.agent.slug, session.agent) is not None:
-        turn = services.continue_session(
-            session,
-            message=reminder.message,
-            admission=Admission.COALESCE,
-            extra={"source": "reminder", "reminderId": reminder.pk},
-            rotate_token=False,
-        )
-    else:
+        try:
+            turn = services.continue_session(
+                session,
+                message=reminder.message,
+                admission=Admission.COALESCE,
+                extra={"source": "reminder", "reminderId": reminder.pk},
+                rotate_token=False,
+            )
+        except services.SessionError as refused:  # a refusal is final: retrying would block the sweep
+            logger.info("reminder %s refused by session %s: %s", reminder.pk, session.pk, refused)
+    if turn is None:
         logger.info("reminder %s dropped: session %s takes no follow-up", reminder.pk, session.pk)
     reminder.status = ReminderStatus.FIRED if turn is not None else ReminderStatus.DROPPED
     reminder.fired_at, reminder.turn = timezone.now(), turn
