@@ -410,6 +410,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 10.0,
         "options": {"expires": 10, "queue": _MAINTENANCE_QUEUE},
     },
+    # Due reminders live in Postgres; this sweep fires them (sessions_app.triggers.reminders).
+    "fire-reminders": {
+        "task": "sessions_app.tasks.fire_reminders",
+        "schedule": 5.0,
+        "options": {"expires": 5, "queue": _MAINTENANCE_QUEUE},
+    },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",
         "schedule": 600.0,

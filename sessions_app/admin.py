@@ -280,9 +280,11 @@ class ABAssignmentAdmin(TenantScopedAdmin):
 
 
 @admin.register(Reminder)
-class ReminderAdmin(TenantScopedAdmin):
+class ReminderAdmin(ReadOnlyAdmin):
+    """Reminders as ``ctx.host.reminders`` left them; the sweep and the dev route change them."""
+
     tenant_path = "session__tenant"
-    list_display = ["id", "session", "fire_at", "status", "fired_at"]
+    list_display = ["id", "session", "message", "fire_at", "status", "fired_at", "turn"]
     list_filter = ["status"]
     search_fields = ["id", "session__id", "message"]
     date_hierarchy = "fire_at"

@@ -4,7 +4,8 @@
 files per session (the default) or agent-wide (``scope="deployment"``); a write
 that passes the ``etag`` it read replaces the file only if nobody changed it since.
 Names resolve inside the caller's tenant and agent, so one tenant can never name
-another's keys or files. ``otel`` gives counters and histograms (no-ops unless a
+another's keys or files. ``reminders`` is bound to the session (None without one:
+``sessions_app.triggers.reminders``). ``otel`` gives counters and histograms (no-ops unless a
 meter provider is configured).
 """
 
@@ -26,6 +27,7 @@ from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.sdk import SessionInfo
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
+from sessions_app.triggers.reminders import SessionReminders
 from sessions_app.triggers.slack_api import slack_client_for
 
 
@@ -182,7 +184,7 @@ class PlatformHost:
     files: HostFiles
     otel: HostOtel
     mcp: Any = None
-    reminders: Any = None
+    reminders: SessionReminders | None = None
     slack: Any = None  # the Slack pack's API client (triggers.slack_api), None without one
 
 
@@ -205,7 +207,8 @@ def host_for(session: Session) -> PlatformHost:
 
 def host_for_agent(tenant_id: int, agent: Agent, session_id: str | None = None) -> PlatformHost:
     """The host APIs for an agent inside a tenant; without a session, ``files`` has
-    only the deployment scope (the session scope refuses every call)."""
+    only the deployment scope (the session scope refuses every call) and there are no
+    ``reminders``."""
     deployment = DatabaseFileStore(tenant_id, agent.pk, None)
     session_store = DatabaseFileStore(tenant_id, agent.pk, session_id) if session_id else None
     return PlatformHost(
@@ -213,4 +216,5 @@ def host_for_agent(tenant_id: int, agent: Agent, session_id: str | None = None) 
         files=HostFiles(session_store, deployment),
         otel=HostOtel(agent.slug),
         slack=slack_client_for(agent),
+        reminders=SessionReminders(session_id) if session_id else None,
     )

@@ -275,10 +275,12 @@ class ReminderStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     FIRED = "fired", "Fired"
     CANCELLED = "cancelled", "Cancelled"
+    DROPPED = "dropped", "Dropped (the session takes no follow-up)"
 
 
 class Reminder(models.Model):
-    """A one-shot message delivered to its session at ``fire_at``."""
+    """``ctx.host.reminders``: a one-shot message delivered to its session at ``fire_at``
+    as a follow-up (``sessions_app.triggers.reminders``); ``turn`` is the turn it joined."""
 
     id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "rem"), editable=False)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="reminders")
@@ -287,6 +289,7 @@ class Reminder(models.Model):
     status = models.CharField(max_length=10, choices=ReminderStatus.choices, default=ReminderStatus.PENDING)
     created_at = models.DateTimeField(default=timezone.now)
     fired_at = models.DateTimeField(null=True, blank=True)
+    turn = models.ForeignKey(Turn, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         ordering = ["fire_at"]
@@ -294,6 +297,18 @@ class Reminder(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} at {self.fire_at:%Y-%m-%d %H:%M}"
+
+    def as_record(self) -> dict[str, Any]:
+        """The record authored code and the dev routes see (ISO times)."""
+        return {
+            "id": self.pk,
+            "sessionId": self.session_id,
+            "message": self.message,
+            "at": self.fire_at.isoformat(),
+            "status": self.status,
+            "createdAt": self.created_at.isoformat(),
+            "firedAt": self.fired_at.isoformat() if self.fired_at else None,
+        }
 
 
 class KVEntry(models.Model):

@@ -33,6 +33,7 @@ class TaskName(StrEnum):
     SWEEP_TURNS = "sessions_app.tasks.sweep_turns"
     DISPATCH_EVENTS = "sessions_app.tasks.dispatch_events"
     PRUNE_LOG_LINES = "sessions_app.tasks.prune_log_lines"
+    FIRE_REMINDERS = "sessions_app.tasks.fire_reminders"
 
 
 class QueueKind(StrEnum):
@@ -47,6 +48,7 @@ KIND_OF_TASK = {
     TaskName.DISPATCH_EVENTS: QueueKind.HOOKS,
     TaskName.SWEEP_TURNS: QueueKind.MAINTENANCE,
     TaskName.PRUNE_LOG_LINES: QueueKind.MAINTENANCE,
+    TaskName.FIRE_REMINDERS: QueueKind.MAINTENANCE,
 }
 
 

@@ -116,10 +116,12 @@ def clean_files(files: Mapping[str, str] | None) -> dict[str, str]:
     return {normalize_workspace_path(path): content for path, content in (files or {}).items()}
 
 
-def _message_event(text: str, turn: Turn, files: Mapping[str, str]) -> NewEvent:
+def _message_event(text: str, turn: Turn, files: Mapping[str, str], extra: Mapping[str, Any] | None = None) -> NewEvent:
     data: dict[str, Any] = {"text": text}
     if files:
         data["files"] = sorted(files)
+    # Where the message came from when it is not its caller's own (a reminder: ``source``, ``reminderId``).
+    data.update(extra or {})
     return NewEvent(EventType.MESSAGE_RECEIVED, data, turn.pk)
 
 
@@ -195,9 +197,19 @@ def _insert_new(*rows: Session | Turn) -> None:
 
 
 def continue_session(
-    session: Session, *, message: str, admission: str = Admission.PREEMPT, files: Mapping[str, str] | None = None
+    session: Session,
+    *,
+    message: str,
+    admission: str = Admission.PREEMPT,
+    files: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    rotate_token: bool = True,
 ) -> Turn:
     """Accept a follow-up by the admission policy; rotates the continuation token.
+    ``extra``: more fields for its ``message.received`` (``{"source": "reminder", ...}``).
+    ``rotate_token=False`` keeps ``session.continuation_token`` (the platform's own
+    follow-ups, whose answer nobody reads; the caller holds the session's row lock, so
+    the token it read is the current one).
 
     Raises:
         TaskSessionClosed: the session is a task (it takes one message).
@@ -206,7 +218,11 @@ def continue_session(
     files = clean_files(files)
     if session.mode == SessionMode.TASK:  # a session's mode never changes
         raise TaskSessionClosed("A task session takes no follow-up; start a new session.")
-    token = new_continuation_token(session.pk)
+    token = (
+        new_continuation_token(session.pk)
+        if rotate_token or not session.continuation_token
+        else session.continuation_token
+    )
     with transaction.atomic():
         # The write takes the session's row lock first, as select_for_update would, in the
         # same round trip: concurrent follow-ups, stops and settling queue here, and the
@@ -225,7 +241,7 @@ def continue_session(
         else:
             turn = Turn(session=session, message=message, admission=admission, attachments=files)
             _insert_new(turn)
-        append_events(session.pk, [_message_event(message, turn, files)])
+        append_events(session.pk, [_message_event(message, turn, files, extra)])
         if admission == Admission.PREEMPT:
             _interrupt([t for t in active if t.pk != turn.pk])
         session.status, session.continuation_token = SessionStatus.RUNNING, token

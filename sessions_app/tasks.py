@@ -15,6 +15,7 @@ from sessions_app.maintenance import prune_log_lines as prune
 from sessions_app.queues import TaskName
 from sessions_app.scheduling import AgentAtCapacity, TurnDeferred
 from sessions_app.scheduling import sweep_turns as sweep
+from sessions_app.triggers.reminders import fire_due
 from sessions_app.turn_loop import LeaseLost
 from sessions_app.turn_worker import execute_turn
 
@@ -54,3 +55,9 @@ def dispatch_events(session_id: str | None = None) -> int:
     """Hand the session's new events to its channel's and hooks' handlers (idempotent);
     without a session id, catch up on every session whose dispatch fell behind (beat)."""
     return dispatch_pending(session_id) if session_id else sweep_undispatched()
+
+
+@shared_task(name=TaskName.FIRE_REMINDERS)
+def fire_reminders() -> int:
+    """Fire the reminders that are due (beat, every few seconds; nothing in dev mode)."""
+    return fire_due()

@@ -11,6 +11,7 @@ import builtins
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -43,6 +44,21 @@ class Artifacts(Protocol):
     async def tag(self, name: str, content: bytes | str, *, kind: str, content_type: str | None = None) -> str: ...
 
 
+class Reminders(Protocol):
+    """``ctx.host.reminders``: one-shot messages to the current session, delivered as a
+    follow-up (admission ``coalesce``) when due. ``create`` takes exactly one of ``at``
+    (an aware future datetime) or ``delay`` (seconds or a timedelta > 0), else raises
+    ``ValueError``; records are ``{"id", "sessionId", "message", "at", "status",
+    "createdAt", "firedAt"}``; ``cancel`` is False for a reminder that is not this
+    session's or not pending."""
+
+    async def create(
+        self, message: str, *, at: datetime | None = None, delay: float | timedelta | None = None
+    ) -> dict[str, Any]: ...
+    async def list(self) -> builtins.list[dict[str, Any]]: ...
+    async def cancel(self, reminder_id: str) -> bool: ...
+
+
 class Host(Protocol):
     """``ctx.host``: storage, telemetry, MCP and reminders of the platform."""
 
@@ -55,7 +71,7 @@ class Host(Protocol):
     @property
     def otel(self) -> Any: ...
     @property
-    def reminders(self) -> Any: ...
+    def reminders(self) -> Reminders | None: ...
     @property
     def slack(self) -> Any: ...
 

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from sessions_app.api import artifact_views, channel_views, stream_views, tool_views, views
+from sessions_app.api import artifact_views, channel_views, reminder_views, stream_views, tool_views, views
 from sessions_app.api.ops_views import AgentLogsView
 
 urlpatterns = [
@@ -22,4 +22,7 @@ urlpatterns = [
     ),
     path("artifacts", artifact_views.ArtifactListView.as_view(), name="artifact-list"),
     path("artifacts/<str:artifact_id>/content", artifact_views.ArtifactContentView.as_view(), name="artifact-content"),
+    # Dev mode only (404 otherwise): reminders fired by hand.
+    path("dev/reminders", reminder_views.DevReminderListView.as_view(), name="dev-reminder-list"),
+    path("dev/reminders/<str:reminder_id>", reminder_views.DevReminderFireView.as_view(), name="dev-reminder-fire"),
 ]
