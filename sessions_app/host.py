@@ -5,7 +5,8 @@ files per session (the default) or agent-wide (``scope="deployment"``); a write
 that passes the ``etag`` it read replaces the file only if nobody changed it since.
 Names resolve inside the caller's tenant and agent, so one tenant can never name
 another's keys or files. ``otel`` gives counters and histograms (no-ops unless a
-meter provider is configured).
+meter provider is configured). ``github`` is the GitHub pack's API client (None when
+the agent has no ``github_channel``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.sdk import SessionInfo
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
+from sessions_app.triggers.github_api import github_client_for
 
 
 class DatabaseKV:
@@ -182,6 +184,7 @@ class PlatformHost:
     otel: HostOtel
     mcp: Any = None
     reminders: Any = None
+    github: Any = None  # the GitHub pack's client (sessions_app.triggers.github_api), None without it
 
 
 def session_info(session: Session) -> SessionInfo:
@@ -198,10 +201,12 @@ def session_info(session: Session) -> SessionInfo:
 
 def host_for(session: Session) -> PlatformHost:
     """The host APIs for code running in ``session`` (its tenant and agent)."""
-    return host_for_agent(session.tenant_id, session.agent, session.pk)
+    return host_for_agent(session.tenant_id, session.agent, session.pk, channel=session.channel)
 
 
-def host_for_agent(tenant_id: int, agent: Agent, session_id: str | None = None) -> PlatformHost:
+def host_for_agent(
+    tenant_id: int, agent: Agent, session_id: str | None = None, *, channel: str | None = None
+) -> PlatformHost:
     """The host APIs for an agent inside a tenant; without a session, ``files`` has
     only the deployment scope (the session scope refuses every call)."""
     deployment = DatabaseFileStore(tenant_id, agent.pk, None)
@@ -210,4 +215,5 @@ def host_for_agent(tenant_id: int, agent: Agent, session_id: str | None = None) 
         kv=DatabaseKV(tenant_id, agent.pk),
         files=HostFiles(session_store, deployment),
         otel=HostOtel(agent.slug),
+        github=github_client_for(agent, channel),
     )

@@ -43,7 +43,8 @@ class Artifacts(Protocol):
 
 
 class Host(Protocol):
-    """``ctx.host``: storage, telemetry, MCP and reminders of the platform."""
+    """``ctx.host``: storage, telemetry, MCP and reminders of the platform; ``github``: the
+    GitHub pack's API client (None without the pack)."""
 
     @property
     def kv(self) -> KV: ...
@@ -55,6 +56,8 @@ class Host(Protocol):
     def otel(self) -> Any: ...
     @property
     def reminders(self) -> Any: ...
+    @property
+    def github(self) -> Any: ...
 
 
 class Signal:

@@ -40,7 +40,9 @@ class PackRoute:
 
 def pack_routes() -> dict[str, PackRoute]:
     """The route of each pack kind (``sdk.Pack.kind``)."""
-    return {}
+    from sessions_app.triggers import github  # the packs' handlers build on this module
+
+    return {"github": PackRoute("POST", "/webhook", github.handle_webhook)}
 
 
 def pack_route(channel: sdk.Channel) -> PackRoute | None:

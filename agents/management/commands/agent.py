@@ -28,7 +28,7 @@ def _agent_folders_at(path: Path) -> dict[str, Path]:
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: validate, info, run, trajectory, init, serve."
+    help = "The agent CLI: validate, info, run, trajectory, init, github, serve."
     # Each subcommand discovers the agents it uses and reports their diagnostics itself:
     # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
     requires_system_checks: list[str] = []
@@ -63,6 +63,9 @@ class Command(BaseCommand):
         init = actions.add_parser("init", help="Create a new agent that validates cleanly.")
         init.add_argument("name")
         init.add_argument("--dir", type=Path, help="Where to create it (default AGENTS_DIR).")
+        github = actions.add_parser("github", help="The GitHub pack: `agent github help` prints the webhook set-up.")
+        github.add_argument("topic", choices=["help"])
+        github.add_argument("--url", default="https://<your-host>", help="The platform's public base URL.")
         serve = actions.add_parser(
             "serve",
             help="Serve every agent in AGENTS_DIR with daphne; in the embedded form also run "
@@ -83,6 +86,10 @@ class Command(BaseCommand):
             self.trajectory(options["events"], as_json=options["json"])
         elif action == "init":
             self.init(options["name"], options["dir"] or Path(platform_settings.AGENTS_DIR))
+        elif action == "github":
+            from agents.github_setup import setup_help
+
+            self.stdout.write(setup_help(Path(platform_settings.AGENTS_DIR), options["url"]))
         else:
             self.serve(options["host"], options["port"])
 
