@@ -65,7 +65,8 @@ def deliver(
     }
     if sign:
         headers["HTTP_X_HUB_SIGNATURE_256"] = signed_as or signature(body)
-    return APIClient().post(url, data=body, content_type="application/json", **headers)
+    # As GitHub posts: no cookie, no CSRF token.
+    return APIClient(enforce_csrf_checks=True).post(url, data=body, content_type="application/json", **headers)
 
 
 def pull_request(action: str = "opened", *, sha: str = HEAD, repo: str = "acme/app") -> dict[str, Any]:
