@@ -69,20 +69,22 @@ def deliver(
     return APIClient(enforce_csrf_checks=True).post(url, data=body, content_type="application/json", **headers)
 
 
-def pull_request(action: str = "opened", *, sha: str = HEAD, repo: str = "acme/app") -> dict[str, Any]:
+def pull_request(
+    action: str = "opened", *, sha: str = HEAD, repo: str = "acme/app", number: int = 7, body: str = "Retries the call."
+) -> dict[str, Any]:
     return {
         "action": action,
-        "number": 7,
-        "pull_request": {"number": 7, "title": "Add retries", "body": "Retries the flaky call.", "head": {"sha": sha}},
+        "number": number,
+        "pull_request": {"number": number, "title": "Add retries", "body": body, "head": {"sha": sha}},
         "repository": {"full_name": repo},
         "sender": {"login": "octocat", "type": "User"},
     }
 
 
-def comment(text: str, comment_id: int = 555) -> dict[str, Any]:
+def comment(text: str, comment_id: int = 555, number: int = 7) -> dict[str, Any]:
     return {
         "action": "created",
-        "issue": {"number": 7, "title": "Add retries", "pull_request": {"url": "https://api.github.com/..."}},
+        "issue": {"number": number, "title": "Add retries", "pull_request": {"url": "https://api.github.com/..."}},
         "comment": {"id": comment_id, "body": text, "user": {"login": "octocat"}},
         "repository": {"full_name": "acme/app"},
         "sender": {"login": "octocat", "type": "User"},
@@ -197,6 +199,28 @@ def test_a_pull_requests_wakes_continue_one_session_with_check_runs_a_banner_and
     # Eyes on the comment that woke the agent, once; every call carried the token.
     assert [c.body for c in fake_github.recorded("POST", r"/issues/comments/555/reactions$")] == [{"content": "eyes"}]
     assert {c.authorization for c in fake_github.calls} == {"Bearer ghs_test_token"}
+
+
+def test_wakes_during_a_turn_coalesce_into_one_turn_and_a_failed_turn_fails_its_check_run(live, fake_github):
+    live()
+    fake_github.reset()
+    # The test model sleeps on a "/sleep" line and fails on a "/fail" line.
+    opened = deliver("pull_request", pull_request(number=8, sha="c" * 40, body="/sleep 1.5"))
+    assert opened.status_code == 202, opened.content
+    session_id = opened.json()["sessionId"]
+
+    first = deliver("issue_comment", comment("@hubbot first", comment_id=801, number=8))
+    second = deliver("issue_comment", comment("@hubbot second\n/fail the retry budget is gone", 802, number=8))
+
+    assert first.json()["sessionId"] == second.json()["sessionId"] == session_id
+    completed = fake_github.wait_for("PATCH", r"/check-runs/\d+$", 2)
+    assert [c.body["conclusion"] for c in completed] == ["success", "failure"]
+    turns = list(Session.objects.get(pk=session_id).turns.order_by("created_at").values_list("message", flat=True))
+    assert len(turns) == 2 and "@hubbot first" in turns[1] and "\n\n" in turns[1] and "@hubbot second" in turns[1]
+    for comment_id in (801, 802):
+        assert len(fake_github.recorded("POST", rf"/issues/comments/{comment_id}/reactions$")) == 1
+    banner = fake_github.wait_for("PATCH", r"/issues/comments/\d+$", 3)[-1]
+    assert "could not finish" in banner.body["body"] and "retry budget" in banner.body["body"]
 
 
 def test_on_event_may_start_a_task_session_for_a_delivery(live, fake_github):
