@@ -133,6 +133,21 @@ def test_a_ping_is_200_and_a_body_that_is_not_json_is_400(agents):
     assert not Session.objects.exists()
 
 
+def test_a_signed_payload_without_a_pull_requests_fields_is_400_and_records_nothing(agents):
+    no_pr = {"action": "opened", "number": 7, "repository": {"full_name": "acme/app"}}
+    for event, payload in [
+        ("pull_request", no_pr),
+        ("pull_request", {**pull_request(), "pull_request": {"number": "seven", "head": {}}}),
+        ("issue_comment", {**comment("@hubbot hi"), "issue": ["not", "an", "object"]}),
+        ("pull_request", pull_request(repo="acme/" + "x" * 400)),
+        ("pull_request", b"[1, 2, 3]"),
+    ]:
+        answer = deliver(event, payload)
+        assert answer.status_code == 400, (payload, answer.content)
+        assert answer.json()["error"] == "invalid_body"
+    assert not Session.objects.exists() and not InboundDelivery.objects.exists()
+
+
 def test_events_that_wake_nobody_are_200_and_start_nothing(agents):
     labelled = {**pull_request(), "action": "labeled"}
     issue = {"action": "opened", "issue": {"number": 3}, "repository": {"full_name": "acme/app"}}

@@ -47,6 +47,8 @@ PR_ACTIONS = {
     "ready_for_review": "marked ready for review",
 }
 MAX_TITLE = 200
+# GitHub's owner (39) and repository (100) names; the session key must stay short.
+REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,8 @@ def _mentions(text: str, bot_name: str) -> bool:
 def wake_of(event: str, payload: dict[str, Any], options: Any) -> Wake | None:
     """The wake a delivery makes, or None when it is to be ignored."""
     repo = str(_dict(payload.get("repository")).get("full_name") or "")
+    if repo and not REPOSITORY.fullmatch(repo):
+        raise ChannelError(400, "invalid_body", f"repository.full_name {repo[:100]!r} is not an owner/repo name.")
     allowed = options.get("repositories")
     if not repo or (allowed is not None and repo.lower() not in allowed):
         return None
@@ -154,7 +158,7 @@ def wake_of(event: str, payload: dict[str, Any], options: Any) -> Wake | None:
             return _review_comment(repo, action, payload)
         if event in ("check_suite", "workflow_run") and action == "completed":
             return _ci_result(repo, event, payload, str(options["bot_name"]))
-    except (KeyError, TypeError, ValueError):
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
         raise ChannelError(400, "invalid_body", f"The {event!r} payload lacks the pull request's fields.") from None
     return None
 
