@@ -238,6 +238,29 @@ def test_wakes_during_a_turn_coalesce_into_one_turn_and_a_failed_turn_fails_its_
     assert "could not finish" in banner.body["body"] and "retry budget" in banner.body["body"]
 
 
+def test_a_wake_without_a_head_sha_gets_no_check_run_until_one_carries_it(live, fake_github):
+    live()
+    fake_github.reset()
+    first = deliver("issue_comment", comment("@hubbot what does this PR do?", comment_id=901, number=9))
+    assert first.status_code == 202, first.content
+    fake_github.wait_for("PATCH", r"/issues/comments/\d+$")  # the banner, at the turn's end
+    assert fake_github.recorded("POST", r"/check-runs$") == []
+
+    review = {
+        "action": "created",
+        "pull_request": {"number": 9, "title": "Add retries", "head": {"sha": "d" * 40}},
+        "comment": {"id": 902, "body": "Why 3 retries?", "path": "retry.py", "user": {"login": "octocat"}},
+        "repository": {"full_name": "acme/app"},
+        "sender": {"login": "octocat", "type": "User"},
+    }
+    assert deliver("pull_request_review_comment", review).json()["sessionId"] == first.json()["sessionId"]
+
+    [run] = fake_github.wait_for("PATCH", r"/check-runs/\d+$")
+    assert [c.body["head_sha"] for c in fake_github.recorded("POST", r"/check-runs$")] == ["d" * 40]
+    assert run.body["conclusion"] == "success"
+    assert len(fake_github.recorded("POST", r"^/repos/acme/app/pulls/comments/902/reactions$")) == 1
+
+
 def test_on_event_may_start_a_task_session_for_a_delivery(live, fake_github):
     live()
     run = {"name": "CI", "conclusion": "failure", "head_sha": HEAD, "pull_requests": [{"number": 7}]}

@@ -23,6 +23,8 @@ from agents.runtime.outbound import guarded_client
 from sessions_app.secrets import resolve_secret
 
 API_VERSION = "2022-11-28"
+# A call runs on a worker between two events of the session: a slow GitHub must not hold it long.
+TIMEOUT_SECONDS = 10.0
 
 
 class GitHubError(Exception):
@@ -84,7 +86,7 @@ class GitHubClient:
             httpx2.HTTPError: the call did not get through.
         """
         url = self.api_url + (path if path.startswith("/") else f"/{path}")
-        async with guarded_client(outbound_policy()) as client:
+        async with guarded_client(outbound_policy(), timeout=TIMEOUT_SECONDS) as client:
             response = await client.request(method.upper(), url, json=json, headers=self._headers())
         if response.status_code >= 400:
             raise GitHubError(response.status_code, _error_message(response))
