@@ -274,3 +274,15 @@ def test_on_event_may_start_a_task_session_for_a_delivery(live, fake_github):
     session = Session.objects.get(pk=answer.json()["sessionId"])
     assert (session.mode, session.channel) == ("task", "tasks")
     assert session.turns.get().message == "Explain why CI failure."
+
+
+def test_an_on_event_that_raises_is_502_and_the_delivery_may_be_redelivered(agents):
+    suite = {"head_sha": HEAD, "conclusion": "success", "pull_requests": [{"number": 7}], "app": {"slug": "ci"}}
+    payload = {"action": "completed", "check_suite": suite, "repository": {"full_name": "acme/app"}}
+
+    for _ in range(2):  # the same delivery, redelivered: on_event runs again
+        answer = deliver("check_suite", payload, url="/hubbot/v1/channels/tasks/webhook", sign=False, delivery="d-9")
+        assert answer.status_code == 502, answer.content
+        assert answer.json()["error"] == "channel_handler_failed"
+        assert "the check suite confused on_event" in answer.json()["message"]
+    assert not InboundDelivery.objects.exists() and not Session.objects.exists()

@@ -31,6 +31,7 @@ from agent_platform.conf import platform_settings
 from agents import sdk
 from sessions_app import authored_channels
 from sessions_app.authored_channels import ChannelAnswer, ChannelError, ChannelSender
+from sessions_app.logs import agent_log_tags
 from sessions_app.models import Admission, InboundDelivery, SessionMode
 from sessions_app.secrets import resolve_secret
 from sessions_app.triggers.github_progress import push_wake
@@ -241,10 +242,13 @@ def _wake(call: PackCall, event: str, payload: dict[str, Any], wake: Wake, recor
         ctx = authored_channels.channel_context(
             call.agent, call.channel_name, sender, call.request, principal.tenant_id
         )
+        tags = {"agent_slug": call.agent.slug, "tenant_id": principal.tenant_id}
         try:
-            message = authored_channels.run_to_completion(on_event, event, payload, ctx)
+            # What on_event logs (any logger) is the agent's, on its /v1/logs.
+            with agent_log_tags(call.surface, agent_slug=call.agent.slug, tenant_id=principal.tenant_id):
+                message = authored_channels.run_to_completion(on_event, event, payload, ctx)
         except Exception as error:  # authored code: logged and answered 502
-            logger.error("on_event of %s failed", call.agent.slug, exc_info=error)
+            logger.error("on_event of channel %r failed", call.channel_name, exc_info=error, extra=tags)
             raise ChannelError(502, "channel_handler_failed", f"{type(error).__name__}: {error}") from None
     if message is None:
         return ChannelAnswer(200, {"status": "ignored"})
@@ -267,4 +271,6 @@ def _wake(call: PackCall, event: str, payload: dict[str, Any], wake: Wake, recor
             InboundDelivery.objects.filter(pk=record.pk).update(session_id=sent["sessionId"])
     except sdk.SessionRefused as refused:
         raise ChannelError(refused.status, refused.code, str(refused)) from None
+    except ValueError as error:  # a message ctx.send cannot take (e.g. a blank task prompt)
+        raise ChannelError(502, "channel_handler_failed", f"on_event: {error}") from None
     return ChannelAnswer(202, {"sessionId": sent["sessionId"]})
