@@ -305,5 +305,9 @@ def channel_context(
     agent: Agent, channel: str, sender: ChannelSender, request: sdk.ChannelRequest, tenant_id: int
 ) -> sdk.ChannelContext:
     return sdk.ChannelContext(
-        agent=agent.slug, channel=channel, host=host_for_agent(tenant_id, agent), send=sender, request=request
+        agent=agent.slug,
+        channel=channel,
+        host=host_for_agent(tenant_id, agent, channel=channel),
+        send=sender,
+        request=request,
     )

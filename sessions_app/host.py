@@ -6,7 +6,8 @@ that passes the ``etag`` it read replaces the file only if nobody changed it sin
 Names resolve inside the caller's tenant and agent, so one tenant can never name
 another's keys or files. ``reminders`` is bound to the session (None without one:
 ``sessions_app.triggers.reminders``). ``otel`` gives counters and histograms (no-ops unless a
-meter provider is configured).
+meter provider is configured). ``slack`` and ``github`` are the packs' API clients (None when
+the agent has no such channel).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.sdk import SessionInfo
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
+from sessions_app.triggers.github_api import github_client_for
 from sessions_app.triggers.reminders import SessionReminders
 from sessions_app.triggers.slack_api import slack_client_for
 
@@ -186,6 +188,7 @@ class PlatformHost:
     mcp: Any = None
     reminders: SessionReminders | None = None
     slack: Any = None  # the Slack pack's API client (triggers.slack_api), None without one
+    github: Any = None  # the GitHub pack's client (sessions_app.triggers.github_api), None without it
 
 
 def session_info(session: Session) -> SessionInfo:
@@ -202,10 +205,12 @@ def session_info(session: Session) -> SessionInfo:
 
 def host_for(session: Session) -> PlatformHost:
     """The host APIs for code running in ``session`` (its tenant and agent)."""
-    return host_for_agent(session.tenant_id, session.agent, session.pk)
+    return host_for_agent(session.tenant_id, session.agent, session.pk, channel=session.channel)
 
 
-def host_for_agent(tenant_id: int, agent: Agent, session_id: str | None = None) -> PlatformHost:
+def host_for_agent(
+    tenant_id: int, agent: Agent, session_id: str | None = None, *, channel: str | None = None
+) -> PlatformHost:
     """The host APIs for an agent inside a tenant; without a session, ``files`` has
     only the deployment scope (the session scope refuses every call) and there are no
     ``reminders``."""
@@ -217,4 +222,5 @@ def host_for_agent(tenant_id: int, agent: Agent, session_id: str | None = None) 
         otel=HostOtel(agent.slug),
         slack=slack_client_for(agent),
         reminders=SessionReminders(session_id) if session_id else None,
+        github=github_client_for(agent, channel),
     )

@@ -70,6 +70,9 @@ HANDLER_SIGNATURE = _error(
     "Take the event first: a hook handler is def on_event(event, ctx), a channel's events handler "
     "def on_event(event, channel, ctx) (plain or async).",
 )
+UNSIGNED_WEBHOOKS = _warning(
+    41, 'Name the webhook secret: github_channel(secret="GITHUB_WEBHOOK_SECRET"), set on GitHub and the platform.'
+)
 INVALID_SLUG = _warning(27, "Agent folder names match [A-Za-z0-9][A-Za-z0-9_-]* and are not reserved segments.")
 
 

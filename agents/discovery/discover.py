@@ -473,6 +473,7 @@ def discover_agent(
             codes.NO_INSTRUCTIONS, tree / "instructions.md", "the agent has no instructions (or they are empty)"
         )
     _check_handlers(walk, surface)
+    _check_packs(walk, surface)
     _check_file_tools(tree, walk, surface)
     _check_playground(walk, surface)
     _check_connections(walk, surface, outbound or OutboundPolicy())
@@ -538,6 +539,16 @@ def _check_handlers(walk: Walk, surface: AgentSurface) -> None:
                 walk.report(codes.HANDLER_SIGNATURE, entry.path, f"{where} {problem}")
     for child in surface.subagents.values():
         _check_handlers(walk, child)
+
+
+def _check_packs(walk: Walk, surface: AgentSurface) -> None:
+    """Warn about a GitHub pack without a webhook secret: anyone may post to its route."""
+    for name, entry in surface.channels.items():
+        pack = entry.value.pack
+        if pack is not None and pack.kind == "github" and not pack.options.get("secret"):
+            walk.report(
+                codes.UNSIGNED_WEBHOOKS, entry.path, f"channel {name!r} admits unsigned deliveries (no secret=)"
+            )
 
 
 def handler_signature_problem(handler: Callable[..., object], order: tuple[str, ...]) -> str | None:

@@ -77,7 +77,8 @@ from agents.sdk._extensions import (
     plugin_mount,
 )
 from agents.sdk._fs import FileSystemSpec, empty_fs, host_fs, overlay_fs, temp_fs, union_fs
-from agents.sdk._packs import slack_channel
+from agents.sdk._github_pack import github_channel
+from agents.sdk._slack_pack import slack_channel
 from agents.sdk._tool import Tool, tool
 
 __all__ = [
@@ -142,6 +143,7 @@ __all__ = [
     "disable_subagent",
     "disable_tool",
     "empty_fs",
+    "github_channel",
     "host_fs",
     "mount",
     "overlay_fs",

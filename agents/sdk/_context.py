@@ -60,7 +60,8 @@ class Reminders(Protocol):
 
 
 class Host(Protocol):
-    """``ctx.host``: storage, telemetry, MCP and reminders of the platform."""
+    """``ctx.host``: storage, telemetry, MCP and reminders of the platform; ``github``: the
+    GitHub pack's API client (None without the pack)."""
 
     @property
     def kv(self) -> KV: ...
@@ -74,6 +75,8 @@ class Host(Protocol):
     def reminders(self) -> Reminders | None: ...
     @property
     def slack(self) -> Any: ...
+    @property
+    def github(self) -> Any: ...
 
 
 class Signal:

@@ -40,9 +40,12 @@ class PackRoute:
 
 def pack_routes() -> dict[str, PackRoute]:
     """The route of each pack kind (``sdk.Pack.kind``)."""
-    from sessions_app.triggers import slack  # slack imports PackCall from here
+    from sessions_app.triggers import github, slack  # the packs' handlers import PackCall from here
 
-    return {"slack": PackRoute("POST", "/events", slack.handle_events)}
+    return {
+        "slack": PackRoute("POST", "/events", slack.handle_events),
+        "github": PackRoute("POST", "/webhook", github.handle_webhook),
+    }
 
 
 def pack_route(channel: sdk.Channel) -> PackRoute | None:

@@ -39,7 +39,7 @@ SLACK_SETUP = """Slack app set-up (api.slack.com/apps > Create New App > From sc
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: validate, info, run, trajectory, init, serve, slack."
+    help = "The agent CLI: validate, info, run, trajectory, init, serve, slack, github."
     # Each subcommand discovers the agents it uses and reports their diagnostics itself:
     # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
     requires_system_checks: list[str] = []
@@ -74,6 +74,9 @@ class Command(BaseCommand):
         init = actions.add_parser("init", help="Create a new agent that validates cleanly.")
         init.add_argument("name")
         init.add_argument("--dir", type=Path, help="Where to create it (default AGENTS_DIR).")
+        github = actions.add_parser("github", help="The GitHub pack: `agent github help` prints the webhook set-up.")
+        github.add_argument("topic", choices=["help"])
+        github.add_argument("--url", default="https://<your-host>", help="The platform's public base URL.")
         serve = actions.add_parser(
             "serve",
             help="Serve every agent in AGENTS_DIR with daphne; in the embedded form also run "
@@ -84,7 +87,11 @@ class Command(BaseCommand):
         slack = actions.add_parser("slack", help="The Slack pack: `agent slack help` prints the Slack app set-up.")
         slack.add_argument("topic", choices=["help"])
         slack.add_argument(
-            "--base-url", default="https://<your-host>", help="Where Slack reaches this platform (its public URL)."
+            "--url",
+            "--base-url",
+            dest="base_url",
+            default="https://<your-host>",
+            help="Where Slack reaches this platform (its public URL).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -101,6 +108,10 @@ class Command(BaseCommand):
             self.init(options["name"], options["dir"] or Path(platform_settings.AGENTS_DIR))
         elif action == "slack":
             self.slack_help(Path(platform_settings.AGENTS_DIR), options["base_url"].rstrip("/"))
+        elif action == "github":
+            from agents.github_setup import setup_help
+
+            self.stdout.write(setup_help(Path(platform_settings.AGENTS_DIR), options["url"]))
         else:
             self.serve(options["host"], options["port"])
 

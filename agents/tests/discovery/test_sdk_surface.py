@@ -73,6 +73,7 @@ PUBLIC_SURFACE = [
     "disable_subagent",
     "disable_tool",
     "empty_fs",
+    "github_channel",
     "host_fs",
     "mount",
     "overlay_fs",
