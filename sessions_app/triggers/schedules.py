@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -43,7 +44,7 @@ from agents.sdk._context import ScheduleArgs
 from sessions_app import services
 from sessions_app.authored_channels import ChannelSender, run_to_completion
 from sessions_app.host import host_for_agent
-from sessions_app.models import ScheduleFire, ScheduleFireStatus, SessionMode
+from sessions_app.models import ScheduleFire, ScheduleFireStatus, SessionMode, Turn, TurnStatus
 from sessions_app.queues import QueueKind, TaskName, queue_name
 from sessions_app.triggers.principals import service_principal, trigger_tenant
 
@@ -336,3 +337,20 @@ def dispatch_message(agent: Agent, surface: AgentSurface, message: str) -> dict[
         default_model=platform_settings.DEFAULT_MODEL,
     )
     return {"sessionIds": [session.pk]}
+
+
+def wait_for_sessions(session_ids: list[str], timeout: float, poll: float = 0.2) -> bool:
+    """Wait until no turn of these sessions is queued or running (``agent dispatch
+    --wait``); True when each one's last turn completed, False when one failed, is
+    waiting for an approval, or ``timeout`` seconds passed first."""
+    busy = (TurnStatus.QUEUED, TurnStatus.RUNNING)
+    deadline = time.monotonic() + timeout
+    while Turn.objects.filter(session_id__in=session_ids, status__in=busy).exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll)
+    for session_id in session_ids:
+        last = Turn.objects.filter(session_id=session_id).order_by("-created_at").first()
+        if last is None or last.status != TurnStatus.COMPLETED:
+            return False
+    return True
