@@ -44,7 +44,13 @@ def test_schedules_become_periodic_tasks_that_follow_the_tree(tmp_path, settings
     assert nightly.task == "sessions_app.tasks.fire_schedule"
     assert nightly.expire_seconds == 60 and nightly.queue.endswith(".schedules") and nightly.enabled
     cron = nightly.crontab
-    assert (cron.minute, cron.hour, cron.day_of_month, cron.month_of_year, cron.day_of_week) == ("30", "2", "*", "*", "1-5")
+    assert (cron.minute, cron.hour, cron.day_of_month, cron.month_of_year, cron.day_of_week) == (
+        "30",
+        "2",
+        "*",
+        "*",
+        "1-5",
+    )
     assert str(cron.timezone) == "UTC"
 
     # Nothing changed: nothing is written (beat would reload its schedule for nothing).
