@@ -59,6 +59,7 @@ from harness import (
 )
 from meters import tree_cpu_seconds
 from scale import bench_burst, bench_cpu_per_turn, bench_fairness
+from schedules import bench_schedule_lag, write_ticker
 from table import Row, ms, percentile, print_comparison, print_table
 from turns import AGENT, UNCAPPED, FollowUps, Stack, breakdown_rows, sessions, timed_turn
 
@@ -93,6 +94,8 @@ class Sizes:
     fairness_turns: int = 30
     fairness_seconds: float = 20.0
     flooders: int = 16
+    # Issue 13: fires of a `* * * * *` schedule (a minute each).
+    schedule_fires: int = 3
 
 
 QUICK = Sizes(
@@ -110,6 +113,7 @@ QUICK = Sizes(
     long_session=100,  # the follow-up benchmark's session: no extra turns
     fairness_turns=10,
     fairness_seconds=5.0,
+    schedule_fires=1,
 )
 
 
@@ -135,6 +139,7 @@ def agents_dir(work: Path) -> Path:
     if not found:
         raise BenchError(f"could not take max_running_turns out of {definition}")
     definition.write_text(text)
+    write_ticker(folder)
     return folder
 
 
@@ -179,7 +184,9 @@ def start_distributed(processes: Processes, work: Path, database: str, worker_ar
     command = worker_argv(worker_args, queue)
     celery = processes.start("celery", command, env)
     wait_healthy(port, web)
-    return Stack(port, tokens[0], web, celery, database, database_url, other_token=tokens[1], worker_command=command)
+    return Stack(
+        port, tokens[0], web, celery, database, database_url, other_token=tokens[1], worker_command=command, env=env
+    )
 
 
 # The worker's start-up banner: ".> concurrency: 8 (thread)".
@@ -522,6 +529,7 @@ BENCHMARKS = (
     "append",
     "burst",
     "fairness",
+    "schedule-lag",
     "embedded",
     "validate",
 )
@@ -596,6 +604,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "fairness",
                 f"fairness (tenant B alone, then beside {sizes.flooders} clients of tenant A)",
                 lambda: bench_fairness(stack, sizes.fairness_turns, sizes.flooders, sizes.fairness_seconds),
+            ),
+            (
+                "schedule-lag",
+                f"schedule fire lag ({sizes.schedule_fires} fires of a * * * * * schedule, a real beat)",
+                lambda: bench_schedule_lag(processes, stack, stack.env, sizes.schedule_fires),
             ),
         ]
         for key, name, bench in steps:

@@ -39,6 +39,8 @@ class Stack:
     worker_command: list[str] = field(default_factory=list)
     # Stream paths of sessions left idle (waiting) by earlier benchmarks, for the idle-stream one.
     idle_streams: list[str] = field(default_factory=list)
+    # The servers' environment (a benchmark that starts another process, e.g. beat).
+    env: dict[str, str] = field(default_factory=dict)
 
     def api(self, token: str | None = None, timeout: float = TIMEOUT) -> Api:
         return Api(self.port, token or self.token, timeout)

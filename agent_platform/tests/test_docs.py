@@ -36,6 +36,7 @@ PARAMETER_SPELLING = {
     "prefix": ":prefix",
     "channel_name": "<channel>",
     "route_path": "<path>",
+    "schedule_id": ":id",
 }
 METHODS = ("get", "post", "put", "patch", "delete")
 # Characters that continue a path: a documented path must not be the prefix of a longer one.
