@@ -58,6 +58,10 @@ def test_the_dev_route_runs_a_handler_schedule_with_its_args(live, dev, alice, c
         events = owner.wait_for(session_id, "turn.completed")
         assert events[0]["data"]["title"] == f"{team} report"
         assert events[2]["data"]["text"].startswith(f"Report for team {team} at 20")
+    # The keys continue the same sessions at the next run.
+    again = client_for(alice).post("/clock/v1/dev/schedules/fanout").json()
+    assert again["sessionIds"] == body["sessionIds"]
+    owner.wait_for(body["sessionIds"][0], "turn.completed", count=2)
 
 
 def test_an_unknown_schedule_is_404_naming_the_known_ones(live, dev, alice, client_for):
