@@ -129,6 +129,13 @@ def _beat_can_read(cron: str) -> bool:
     return True
 
 
+def _crontab(cron: str) -> CrontabSchedule:
+    """The UTC crontab of ``cron``: the first such row, or a new one (the table has no
+    UNIQUE on its fields, so two concurrent syncs may each make one; either does)."""
+    fields = {**_crontab_fields(cron), "timezone": "UTC"}
+    return CrontabSchedule.objects.filter(**fields).order_by("pk").first() or CrontabSchedule.objects.create(**fields)
+
+
 def grace() -> timedelta:
     return timedelta(seconds=platform_settings.SCHEDULE_GRACE_SECONDS)
 
@@ -159,7 +166,7 @@ def sync_schedules() -> SyncResult:
                 existing[name].delete()
                 result.removed.append(name)
             continue
-        schedule, _ = CrontabSchedule.objects.get_or_create(**_crontab_fields(want.cron), timezone="UTC")
+        schedule = _crontab(want.cron)
         fields: dict[str, Any] = {
             "task": str(TaskName.FIRE_SCHEDULE),
             "crontab": schedule,
@@ -170,7 +177,11 @@ def sync_schedules() -> SyncResult:
         }
         task = existing.get(name)
         if task is None:
-            PeriodicTask.objects.create(name=name, **fields)
+            try:
+                with transaction.atomic():
+                    PeriodicTask.objects.create(name=name, **fields)
+            except IntegrityError:  # a concurrent sync (beat's start, its timer) made it
+                continue
             result.added.append(name)
         elif any(getattr(task, key) != value for key, value in fields.items()):
             for key, value in fields.items():

@@ -115,3 +115,13 @@ def test_agent_dispatch_of_an_unknown_schedule_exits_1_naming_the_known_ones(liv
     with pytest.raises(CommandError, match="its schedules: broken, fanout, minutely") as refused:
         call_command("agent", "dispatch", "clock", "--schedule", "hourly")
     assert refused.value.returncode == 1
+
+
+def test_agent_dispatch_wait_exits_1_when_a_session_did_not_complete(live, client_for):
+    live(slug="clock")
+    out = StringIO()
+    with pytest.raises(CommandError, match="not every session completed") as failed:
+        call_command("agent", "dispatch", "clock", "--message", "/fail on purpose", "--wait", "--json", stdout=out)
+    assert failed.value.returncode == 1
+    [session_id] = json.loads(out.getvalue())["sessionIds"]
+    assert "turn.failed" in [event["type"] for event in owner_client(client_for).events(session_id)]
