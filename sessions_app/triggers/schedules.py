@@ -30,6 +30,7 @@ from typing import Any
 from celery import current_app
 from celery.schedules import crontab
 from croniter import croniter
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
@@ -180,7 +181,9 @@ def sync_schedules() -> SyncResult:
             try:
                 with transaction.atomic():
                     PeriodicTask.objects.create(name=name, **fields)
-            except IntegrityError:  # a concurrent sync (beat's start, its timer) made it
+            # A concurrent sync (beat's start, its timer) made it: django-celery-beat checks
+            # the name itself (ValidationError), else the database does.
+            except (IntegrityError, ValidationError):
                 continue
             result.added.append(name)
         elif any(getattr(task, key) != value for key, value in fields.items()):
