@@ -1,5 +1,5 @@
 """``agent dispatch``: an operator runs a schedule, fires a reminder or sends a task message
-now, in any mode (DESIGN §9.3 leaves the HTTP dev routes to dev mode only).
+now, in any mode (the HTTP dev routes exist only in dev mode).
 
 Here rather than in ``agents``: the agent CLI (``agents``) never imports the service
 (``sessions_app``); like ``agent serve`` with ``agent_platform.embedded``, it calls this
