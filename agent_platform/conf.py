@@ -38,6 +38,7 @@ DEFAULTS: dict[str, Any] = {
     "REQUEST_SLOTS": 32,
     "REQUEST_TENANT_SHARE": 0.5,
     "SHARED_AGENTS_TENANT": "local",
+    "SCHEDULE_GRACE_SECONDS": 60,
 }
 
 

@@ -319,6 +319,9 @@ PLATFORM = {
     # The tenant owning the sessions that packs, schedules and outbound sources start on a
     # shared AGENTS_DIR agent (which has no tenant of its own).
     "SHARED_AGENTS_TENANT": env_str("PLATFORM_SHARED_AGENTS_TENANT") or "local",
+    # A schedule's fire that reaches a worker more than this many seconds after its fire
+    # time (beat was down across it) is skipped and logged, never run late.
+    "SCHEDULE_GRACE_SECONDS": env_int("PLATFORM_SCHEDULE_GRACE_SECONDS", 60, minimum=1),
 }
 
 
@@ -415,6 +418,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "sessions_app.tasks.fire_reminders",
         "schedule": 5.0,
         "options": {"expires": 5, "queue": _MAINTENANCE_QUEUE},
+    },
+    # One PeriodicTask per served schedule (sessions_app.triggers.schedules).
+    "sync-schedules": {
+        "task": "sessions_app.tasks.sync_schedules",
+        "schedule": float(env_int("PLATFORM_SCHEDULE_SYNC_SECONDS", 30, minimum=1)),
+        "options": {"expires": 30, "queue": _MAINTENANCE_QUEUE},
     },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",

@@ -60,6 +60,7 @@ from harness import (
 )
 from meters import tree_cpu_seconds
 from scale import bench_burst, bench_cpu_per_turn, bench_fairness
+from schedules import bench_schedule_lag, write_ticker
 from table import Row, ms, percentile, print_comparison, print_table
 from turns import AGENT, UNCAPPED, FollowUps, Stack, breakdown_rows, sessions, timed_turn
 
@@ -95,6 +96,8 @@ class Sizes:
     fairness_seconds: float = 20.0
     flooders: int = 16
     slack: int = 100
+    # Issue 13: fires of a `* * * * *` schedule (a minute each).
+    schedule_fires: int = 3
 
 
 QUICK = Sizes(
@@ -113,6 +116,7 @@ QUICK = Sizes(
     fairness_turns=10,
     fairness_seconds=5.0,
     slack=20,
+    schedule_fires=1,
 )
 
 
@@ -140,6 +144,7 @@ def agents_dir(work: Path) -> tuple[Path, int]:
     if not found:
         raise BenchError(f"could not take max_running_turns out of {definition}")
     definition.write_text(text)
+    write_ticker(folder)
     return folder, slack_port
 
 
@@ -200,6 +205,7 @@ def start_distributed(processes: Processes, work: Path, database: str, worker_ar
         worker_command=command,
         slack_token=slack_token,
         slack_port=slack_port,
+        env=env,
     )
 
 
@@ -544,6 +550,7 @@ BENCHMARKS = (
     "burst",
     "fairness",
     "slack",
+    "schedule-lag",
     "embedded",
     "validate",
 )
@@ -623,6 +630,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "slack",
                 f"Slack delivery to first event ({sizes.slack} signed mentions)",
                 lambda: slack.bench_slack(stack, stack.slack_token or "", stack.slack_port, sizes.slack),
+            ),
+            (
+                "schedule-lag",
+                f"schedule fire lag ({sizes.schedule_fires} fires of a * * * * * schedule, a real beat)",
+                lambda: bench_schedule_lag(processes, stack, stack.env, sizes.schedule_fires),
             ),
         ]
         for key, name, bench in steps:

@@ -42,6 +42,8 @@ class Stack:
     # The Slack benchmark's: a token of the ``slack`` principal, and its fake Slack's port.
     slack_token: str | None = None
     slack_port: int = 0
+    # The servers' environment (a benchmark that starts another process, e.g. beat).
+    env: dict[str, str] = field(default_factory=dict)
 
     def api(self, token: str | None = None, timeout: float = TIMEOUT) -> Api:
         return Api(self.port, token or self.token, timeout)

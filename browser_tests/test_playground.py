@@ -213,6 +213,17 @@ def test_the_surface_tab_shows_what_was_discovered(page, screenshot):
     screenshot(page, "surface")
 
 
+def test_run_now_on_the_surface_tab_runs_a_schedule_and_opens_its_session(page):
+    # Dev mode (the web_server fixture): schedules run only when asked.
+    open_playground(page, "clock")
+    page.get_by_role("tab", name="Surface").click()
+    surface = page.locator("#surface")
+    expect(surface).to_contain_text("Schedules (3)")
+    page.get_by_role("button", name="Run minutely now").click()
+    expect(page.locator("#notice")).to_contain_text("Schedule minutely started ses_")
+    expect(page.locator("#transcript")).to_contain_text("Say the minute check is done.")
+
+
 def test_logs_evals_and_abs_tabs(page):
     open_playground(page)
     page.get_by_role("tab", name="Logs").click()

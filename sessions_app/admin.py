@@ -31,6 +31,7 @@ from sessions_app.models import (
     KVEntry,
     LogLine,
     Reminder,
+    ScheduleFire,
     Session,
     StoredFile,
     Turn,
@@ -288,6 +289,16 @@ class ReminderAdmin(ReadOnlyAdmin):
     list_filter = ["status"]
     search_fields = ["id", "session__id", "message"]
     date_hierarchy = "fire_at"
+
+
+@admin.register(ScheduleFire)
+class ScheduleFireAdmin(ReadOnlyAdmin):
+    """Each schedule fire once: what ran, what was skipped as missed, what failed."""
+
+    list_display = ["schedule_id", "agent", "scheduled_for", "manual", "status", "session_ids", "created_at"]
+    list_filter = ["status", "manual", "agent"]
+    search_fields = ["schedule_id"]
+    date_hierarchy = "scheduled_for"
 
 
 @admin.register(KVEntry)

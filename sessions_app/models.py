@@ -483,3 +483,35 @@ class InboundDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} {self.delivery_id}"
+
+
+class ScheduleFireStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed (the handler raised)"
+    MISSED = "missed", "Missed (beat was down; skipped)"
+
+
+class ScheduleFire(models.Model):
+    """One fire of an agent's schedule: the UNIQUE row claimed before any session is made,
+    so each ``(agent, schedule_id, scheduled_for)`` runs at most once whatever the number
+    of beat processes. Runs from ``agent dispatch`` or the dev route are ``manual``."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    schedule_id = models.CharField(max_length=200)
+    scheduled_for = models.DateTimeField()
+    manual = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=ScheduleFireStatus.choices, default=ScheduleFireStatus.RUNNING)
+    session_ids = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "schedule_id", "scheduled_for"], name="schedule_fire_once"),
+        ]
+        indexes = [models.Index(fields=["created_at"], name="schedule_fire_by_age")]
+
+    def __str__(self) -> str:
+        return f"{self.schedule_id} at {self.scheduled_for:%Y-%m-%d %H:%M}"

@@ -34,6 +34,8 @@ class TaskName(StrEnum):
     DISPATCH_EVENTS = "sessions_app.tasks.dispatch_events"
     PRUNE_LOG_LINES = "sessions_app.tasks.prune_log_lines"
     FIRE_REMINDERS = "sessions_app.tasks.fire_reminders"
+    SYNC_SCHEDULES = "sessions_app.tasks.sync_schedules"
+    FIRE_SCHEDULE = "sessions_app.tasks.fire_schedule"
 
 
 class QueueKind(StrEnum):
@@ -49,6 +51,8 @@ KIND_OF_TASK = {
     TaskName.SWEEP_TURNS: QueueKind.MAINTENANCE,
     TaskName.PRUNE_LOG_LINES: QueueKind.MAINTENANCE,
     TaskName.FIRE_REMINDERS: QueueKind.MAINTENANCE,
+    TaskName.SYNC_SCHEDULES: QueueKind.MAINTENANCE,
+    TaskName.FIRE_SCHEDULE: QueueKind.SCHEDULES,
 }
 
 

@@ -6,15 +6,19 @@ them by name, so nothing in the core imports this module.
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Task, shared_task
+from celery.signals import beat_init
 from django.db import InterfaceError, OperationalError
 
 from agent_platform.conf import platform_settings
 from sessions_app.dispatch import dispatch_pending, sweep_undispatched
 from sessions_app.maintenance import prune_log_lines as prune
-from sessions_app.queues import TaskName
+from sessions_app.queues import TaskName, send
 from sessions_app.scheduling import AgentAtCapacity, TurnDeferred
 from sessions_app.scheduling import sweep_turns as sweep
+from sessions_app.triggers import schedules
 from sessions_app.triggers.reminders import fire_due
 from sessions_app.turn_loop import LeaseLost
 from sessions_app.turn_worker import execute_turn
@@ -61,3 +65,22 @@ def dispatch_events(session_id: str | None = None) -> int:
 def fire_reminders() -> int:
     """Fire the reminders that are due (beat, every few seconds; nothing in dev mode)."""
     return fire_due()
+
+
+@shared_task(name=TaskName.SYNC_SCHEDULES)
+def sync_schedules() -> None:
+    """Keep one PeriodicTask per served schedule (beat, and once when beat starts)."""
+    schedules.sync_schedules()
+
+
+# No retries: a fire that fails is recorded failed, and a late retry would be a late run.
+@shared_task(name=TaskName.FIRE_SCHEDULE)
+def fire_schedule(slug: str, schedule_id: str) -> None:
+    """Run one schedule for its fire time, at most once (beat, from its PeriodicTask)."""
+    schedules.fire_schedule(slug, schedule_id)
+
+
+@beat_init.connect
+def _sync_schedules_at_beat_start(**_: Any) -> None:
+    """A schedule added while beat was stopped gets its PeriodicTask now, not at the next sync."""
+    send(TaskName.SYNC_SCHEDULES)

@@ -21,6 +21,7 @@ from sessions_app.models import (
     KVEntry,
     LogLine,
     Reminder,
+    ScheduleFire,
     Session,
     StoredFile,
 )
@@ -64,6 +65,9 @@ def _rows_for(principal: Principal, agent) -> Session:
     )
     EvalRun.objects.create(tenant=tenant, agent=agent, principal=principal)
     LogLine.objects.create(level="INFO", logger="test", message=f"{tenant.slug} log line", tenant=tenant)
+    ScheduleFire.objects.create(
+        agent=agent, tenant=tenant, schedule_id=f"{tenant.slug}-digest", scheduled_for=timezone.now()
+    )
     return session
 
 
@@ -82,7 +86,7 @@ MODEL_PAGES = sorted(
 
 
 def test_every_platform_model_is_in_the_admin():
-    assert len(MODEL_PAGES) == 15
+    assert len(MODEL_PAGES) == 16
 
 
 @pytest.mark.parametrize("page", MODEL_PAGES)

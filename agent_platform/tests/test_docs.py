@@ -37,6 +37,7 @@ PARAMETER_SPELLING = {
     "channel_name": "<channel>",
     "route_path": "<path>",
     "reminder_id": ":id",
+    "schedule_id": ":id",
 }
 METHODS = ("get", "post", "put", "patch", "delete")
 # Characters that continue a path: a documented path must not be the prefix of a longer one.

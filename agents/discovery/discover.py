@@ -268,8 +268,13 @@ def _schedules(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> Non
             if not body:
                 walk.report(codes.INVALID_DEFINITION, path, "the schedule has no prompt (the Markdown body)")
                 continue
-            description = front.get("description")
-            schedule = sdk.Schedule(cron=cron, prompt=body, description=str(description) if description else None)
+            description, title = front.get("description"), front.get("title")
+            schedule = sdk.Schedule(
+                cron=cron,
+                prompt=body,
+                description=str(description) if description else None,
+                title=str(title) if title else None,
+            )
         if schedule is None:
             continue
         if not _valid_cron(schedule.cron):

@@ -5,8 +5,11 @@ and the diagnostics. ``info()`` is the document of ``GET /v1/info`` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Generic, TypeVar
+
+from croniter import CroniterError, croniter
 
 from agents import sdk
 from agents.discovery.diagnostics import Diagnostic
@@ -120,16 +123,7 @@ class AgentSurface:
                 for name, child in self.subagents.items()
             ],
             "channels": [_channel_info(self.slug, name, e) for name, e in self.channels.items()],
-            "schedules": [
-                {
-                    "name": name,
-                    "cron": e.value.cron,
-                    "description": e.value.description,
-                    "runs": "prompt" if e.value.prompt is not None else "handler",
-                    "extension": e.extension,
-                }
-                for name, e in self.schedules.items()
-            ],
+            "schedules": [_schedule_info(name, e) for name, e in self.schedules.items()],
             "hooks": [
                 {"name": name, "events": list(e.value.events), "extension": e.extension}
                 for name, e in self.hooks.items()
@@ -187,6 +181,31 @@ class AgentSurface:
             },
             "diagnostics": [d.as_dict() for d in self.all_diagnostics()],
         }
+
+
+def _schedule_info(name: str, entry: Entry[sdk.Schedule]) -> dict[str, Any]:
+    schedule = entry.value
+    kind = "prompt" if schedule.prompt is not None else "handler"
+    return {
+        "id": name,
+        "cron": schedule.cron,
+        "description": schedule.description,
+        "kind": kind,
+        "nextFireAt": next_fire_at(schedule.cron),
+        # Kept from earlier releases: "name" is the id, "runs" the kind.
+        "name": name,
+        "runs": kind,
+        "extension": entry.extension,
+    }
+
+
+def next_fire_at(cron: str) -> str | None:
+    """The cron's next fire time after now (UTC, ISO 8601 with Z); None if it never fires."""
+    try:
+        upcoming = croniter(cron, datetime.now(UTC)).get_next(datetime)
+    except (ValueError, KeyError, CroniterError):
+        return None
+    return upcoming.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _source(entry: Entry[InstructionPart]) -> dict[str, Any]:

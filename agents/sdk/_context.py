@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -256,3 +256,17 @@ class ResultContext:
     text: str
     host: Host | None = None
     artifacts: Artifacts | None = None
+
+
+@dataclass
+class ScheduleArgs:
+    """Passed to a schedule's handler: ``handler(args)`` when the schedule fires.
+
+    ``fired_at`` is the fire time (aware, UTC); ``await args.send(message, key=None,
+    mode="task", title=None)`` starts a session on the ``schedule`` channel (or continues
+    the one with that ``key``) and returns ``{"sessionId", "continuationToken", "turnId"}``."""
+
+    schedule_id: str
+    fired_at: datetime
+    host: Host | None = None
+    send: Callable[..., Awaitable[dict[str, str]]] = _not_served

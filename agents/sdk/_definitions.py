@@ -264,6 +264,8 @@ class Schedule:
     prompt: str | None = None
     handler: Handler | None = None
     description: str | None = None
+    # The title of the sessions a prompt fire starts (Markdown front matter ``title``); None: the id.
+    title: str | None = None
 
 
 def define_schedule(

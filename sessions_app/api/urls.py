@@ -1,6 +1,14 @@
 from django.urls import path, re_path
 
-from sessions_app.api import artifact_views, channel_views, reminder_views, stream_views, tool_views, views
+from sessions_app.api import (
+    artifact_views,
+    channel_views,
+    reminder_views,
+    schedule_views,
+    stream_views,
+    tool_views,
+    views,
+)
 from sessions_app.api.ops_views import AgentLogsView
 
 urlpatterns = [
@@ -21,6 +29,7 @@ urlpatterns = [
         name="agent-channel-route",
     ),
     path("artifacts", artifact_views.ArtifactListView.as_view(), name="artifact-list"),
+    path("dev/schedules/<str:schedule_id>", schedule_views.DevScheduleRunView.as_view(), name="dev-schedule-run"),
     path("artifacts/<str:artifact_id>/content", artifact_views.ArtifactContentView.as_view(), name="artifact-content"),
     # Dev mode only (404 otherwise): reminders fired by hand.
     path("dev/reminders", reminder_views.DevReminderListView.as_view(), name="dev-reminder-list"),

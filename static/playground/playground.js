@@ -531,11 +531,34 @@ function renderSurface() {
       c.description ? ` — ${c.description}` : "",
     ]),
     section("Channels", info.channels, (c) => [el("strong", { text: c.name }), el("ul", {}, (c.routes || []).map((r) => el("li", {}, el("code", { text: `${r.method} ${r.url}` }), r.description ? ` — ${r.description}` : "")))]),
-    section("Schedules", info.schedules, (s) => [el("strong", { text: s.name }), ` `, el("code", { text: s.cron }), s.description ? ` — ${s.description}` : ""]),
+    section("Schedules", info.schedules, (s) => [
+      el("strong", { text: s.id }),
+      ` `,
+      el("code", { text: s.cron }),
+      ` ${s.kind}`,
+      s.nextFireAt ? ` · next ${s.nextFireAt}` : "",
+      s.description ? ` — ${s.description}` : "",
+      // Dev mode only: schedules never fire by themselves there, so they run from here.
+      config.dev ? el("button", { type: "button", class: "run-schedule", "data-schedule": s.id, "aria-label": `Run ${s.id} now`, onclick: () => runSchedule(s.id) }, "Run now") : "",
+    ]),
     section("Hooks", info.hooks, (h) => [el("strong", { text: h.name }), ` on ${(h.events || []).join(", ")}`]),
     section("A/B experiments", info.experiments, (x) => [el("strong", { text: x.name }), ` arms ${(x.arms || []).join(" / ")} weights ${(x.weights || []).join(" / ")}`]),
     section("Diagnostics", info.diagnostics, (d) => [el("code", { text: d.id || d.code || "" }), ` ${d.severity || ""} ${d.path || ""}: ${d.message || ""}`]),
   );
+}
+
+async function runSchedule(scheduleId) {
+  try {
+    const { body } = await call("POST", `${api}/dev/schedules/${encodeURIComponent(scheduleId)}`);
+    const ids = body.sessionIds || [];
+    notice(ids.length ? `Schedule ${scheduleId} started ${ids.join(", ")}.` : `Schedule ${scheduleId} ran; it started no session.`);
+    if (ids.length) {
+      showTab("chat");
+      openSession(ids[ids.length - 1]);
+    }
+  } catch (error) {
+    notice(`Schedule ${scheduleId}: ${error.message}`, "error");
+  }
 }
 
 // ------------------------------------------------------------------ channel routes: slash commands and Try forms

@@ -39,7 +39,7 @@ SLACK_SETUP = """Slack app set-up (api.slack.com/apps > Create New App > From sc
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: validate, info, run, trajectory, init, serve, slack, github."
+    help = "The agent CLI: validate, info, run, trajectory, init, serve, dispatch, slack, github."
     # Each subcommand discovers the agents it uses and reports their diagnostics itself:
     # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
     requires_system_checks: list[str] = []
@@ -82,6 +82,19 @@ class Command(BaseCommand):
             help="Serve every agent in AGENTS_DIR with daphne; in the embedded form also run "
             "the Celery worker and beat as threads of this process.",
         )
+        dispatch = actions.add_parser(
+            "dispatch",
+            help="Run a schedule, fire a reminder or send a task message now (any mode); "
+            "--wait: exit 0 when every session completed, else 1.",
+        )
+        dispatch.add_argument("slug", help="A served agent.")
+        what = dispatch.add_mutually_exclusive_group(required=True)
+        what.add_argument("--schedule", metavar="ID", help="Run this schedule once.")
+        what.add_argument("--reminder", metavar="ID", help="Fire this pending reminder now.")
+        what.add_argument("--message", metavar="TEXT", help="Start a task session on the schedule channel.")
+        dispatch.add_argument("--wait", action="store_true", help="Wait until the sessions are done.")
+        dispatch.add_argument("--timeout", type=float, default=600.0, help="How long --wait waits (seconds).")
+        dispatch.add_argument("--json", action="store_true", help="Print the result as JSON.")
         serve.add_argument("--host", default="127.0.0.1")
         serve.add_argument("--port", type=int, default=8000)
         slack = actions.add_parser("slack", help="The Slack pack: `agent slack help` prints the Slack app set-up.")
@@ -104,6 +117,8 @@ class Command(BaseCommand):
             self.run(options)
         elif action == "trajectory":
             self.trajectory(options["events"], as_json=options["json"])
+        elif action == "dispatch":
+            self.dispatch(options)
         elif action == "init":
             self.init(options["name"], options["dir"] or Path(platform_settings.AGENTS_DIR))
         elif action == "slack":
@@ -226,6 +241,27 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {source}: {problem}") from problem
         summary = summarize(records)
         self.stdout.write(json.dumps(summary, indent=2, default=str) if as_json else format_summary(summary))
+
+    def dispatch(self, options: dict[str, Any]) -> None:
+        from agent_platform import dispatching
+
+        try:
+            document = dispatching.dispatch(
+                options["slug"], schedule=options["schedule"], reminder=options["reminder"], message=options["message"]
+            )
+        except dispatching.DispatchRefused as refused:
+            raise CommandError(str(refused), returncode=1) from refused
+        if options["json"]:
+            self.stdout.write(json.dumps(document))
+        else:
+            what = (
+                f"schedule {document['scheduleId']}"
+                if "scheduleId" in document
+                else (f"reminder {document['reminderId']}" if "reminderId" in document else "message")
+            )
+            self.stdout.write(f"{what}: sessions {', '.join(document['sessionIds']) or '-'}")
+        if options["wait"] and not dispatching.wait(document, options["timeout"]):
+            raise CommandError("not every session completed", returncode=1)
 
     def init(self, name: str, parent: Path) -> None:
         if not is_valid_slug(name):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from agents.tests.trees import codes, only
@@ -85,9 +87,26 @@ def test_a_markdown_schedule_takes_cron_from_front_matter_and_the_prompt_from_th
         "Summarise last week's tickets.",
         "Monday summary",
     )
-    assert surface.info("test")["schedules"] == [
-        {"name": "weekly", "cron": "0 9 * * 1", "description": "Monday summary", "runs": "prompt", "extension": None}
-    ]
+    [listed] = surface.info("test")["schedules"]
+    next_fire = listed.pop("nextFireAt")
+    assert listed == {
+        "id": "weekly",
+        "cron": "0 9 * * 1",
+        "description": "Monday summary",
+        "kind": "prompt",
+        "name": "weekly",
+        "runs": "prompt",
+        "extension": None,
+    }
+    # The next Monday 09:00 UTC, within a week.
+    upcoming = datetime.fromisoformat(next_fire.replace("Z", "+00:00"))
+    assert (upcoming.weekday(), upcoming.hour, upcoming.minute) == (0, 9, 0)
+    assert timedelta(0) < upcoming - datetime.now(UTC) <= timedelta(days=7)
+
+
+def test_a_markdown_schedule_may_name_the_title_of_its_sessions(build):
+    surface = build({"agent/schedules/digest.md": "---\ncron: '0 8 * * *'\ntitle: Morning digest\n---\nDigest.\n"})
+    assert surface.schedules["digest"].value.title == "Morning digest"
 
 
 def test_a_python_schedule_is_made_with_define_schedule(build):
@@ -238,3 +257,20 @@ def test_agent_validate_prints_the_old_order_and_the_fix(tmp_path, capsys):
         in printed
     )
     assert "hint: Take the event first: a hook handler is def on_event(event, ctx)" in printed
+
+
+def test_agent_validate_names_the_file_and_the_expression_of_a_bad_cron(tmp_path, capsys):
+    from django.core.management import CommandError, call_command
+
+    from agents.tests.trees import INSTRUCTIONS, write_tree
+
+    folder = write_tree(
+        tmp_path / "demo", {**INSTRUCTIONS, "agent/schedules/weekly.md": "---\ncron: 'every monday'\n---\nSummarise.\n"}
+    )
+    with pytest.raises(CommandError):
+        call_command("agent", "validate", "--dir", str(folder))
+    printed = capsys.readouterr().out
+    assert "demo: error (1 error(s), 0 warning(s))" in printed
+    assert (
+        "ERROR agents.E010 agent/schedules/weekly.md: cron 'every monday' is not a valid 5-field expression" in printed
+    )
