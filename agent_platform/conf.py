@@ -38,6 +38,8 @@ DEFAULTS: dict[str, Any] = {
     "REQUEST_SLOTS": 32,
     "REQUEST_TENANT_SHARE": 0.5,
     "SHARED_AGENTS_TENANT": "local",
+    "WEBHOOK_BACKOFF_SECONDS": 20.0,
+    "WEBHOOK_MAX_ATTEMPTS": 6,
 }
 
 

@@ -319,6 +319,10 @@ PLATFORM = {
     # The tenant owning the sessions that packs, schedules and outbound sources start on a
     # shared AGENTS_DIR agent (which has no tenant of its own).
     "SHARED_AGENTS_TENANT": env_str("PLATFORM_SHARED_AGENTS_TENANT") or "local",
+    # Outbound webhooks: a failed attempt is retried after this many seconds, doubled each
+    # time, up to WEBHOOK_MAX_ATTEMPTS attempts (6 from 20 s: about 10 minutes in all).
+    "WEBHOOK_BACKOFF_SECONDS": env_float("PLATFORM_WEBHOOK_BACKOFF_SECONDS", 20.0, minimum=0.01, maximum=3600.0),
+    "WEBHOOK_MAX_ATTEMPTS": env_int("PLATFORM_WEBHOOK_MAX_ATTEMPTS", 6, minimum=1),
 }
 
 
@@ -409,6 +413,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "sessions_app.tasks.dispatch_events",
         "schedule": 10.0,
         "options": {"expires": 10, "queue": _MAINTENANCE_QUEUE},
+    },
+    # Retries outbound webhook deliveries that are due (sessions_app.webhooks).
+    "sweep-webhooks": {
+        "task": "sessions_app.tasks.sweep_webhook_deliveries",
+        "schedule": 15.0,
+        "options": {"expires": 15, "queue": _MAINTENANCE_QUEUE},
     },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",

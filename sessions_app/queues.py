@@ -33,6 +33,8 @@ class TaskName(StrEnum):
     SWEEP_TURNS = "sessions_app.tasks.sweep_turns"
     DISPATCH_EVENTS = "sessions_app.tasks.dispatch_events"
     PRUNE_LOG_LINES = "sessions_app.tasks.prune_log_lines"
+    DELIVER_WEBHOOK = "sessions_app.tasks.deliver_webhook"
+    SWEEP_WEBHOOK_DELIVERIES = "sessions_app.tasks.sweep_webhook_deliveries"
 
 
 class QueueKind(StrEnum):
@@ -47,6 +49,8 @@ KIND_OF_TASK = {
     TaskName.DISPATCH_EVENTS: QueueKind.HOOKS,
     TaskName.SWEEP_TURNS: QueueKind.MAINTENANCE,
     TaskName.PRUNE_LOG_LINES: QueueKind.MAINTENANCE,
+    TaskName.DELIVER_WEBHOOK: QueueKind.HOOKS,
+    TaskName.SWEEP_WEBHOOK_DELIVERIES: QueueKind.MAINTENANCE,
 }
 
 

@@ -17,6 +17,7 @@ from sessions_app.scheduling import AgentAtCapacity, TurnDeferred
 from sessions_app.scheduling import sweep_turns as sweep
 from sessions_app.turn_loop import LeaseLost
 from sessions_app.turn_worker import execute_turn
+from sessions_app.webhooks import deliver, sweep_due
 
 CAPACITY_RETRY_SECONDS = 0.5
 
@@ -54,3 +55,16 @@ def dispatch_events(session_id: str | None = None) -> int:
     """Hand the session's new events to its channel's and hooks' handlers (idempotent);
     without a session id, catch up on every session whose dispatch fell behind (beat)."""
     return dispatch_pending(session_id) if session_id else sweep_undispatched()
+
+
+@shared_task(name=TaskName.DELIVER_WEBHOOK)
+def deliver_webhook(delivery_id: str) -> str | None:
+    """One attempt at an outbound webhook delivery (idempotent: a duplicate claims nothing)."""
+    status = deliver(delivery_id)
+    return str(status) if status is not None else None
+
+
+@shared_task(name=TaskName.SWEEP_WEBHOOK_DELIVERIES)
+def sweep_webhook_deliveries() -> int:
+    """Retry the outbound webhook deliveries that are due (beat)."""
+    return sweep_due()
