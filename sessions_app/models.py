@@ -479,7 +479,7 @@ class WebhookSubscription(models.Model):
     agent = models.ForeignKey(
         Agent, on_delete=models.CASCADE, null=True, blank=True, related_name="+", help_text="Empty: every agent."
     )
-    url = models.URLField(max_length=1000)
+    url = models.CharField(max_length=1000)
     events = models.JSONField(default=list, help_text='Event types, e.g. ["turn.completed"], or ["*"] for all.')
     secret_name = models.CharField(
         max_length=200, blank=True, help_text="The name of the secret that signs the body (X-Agent-Signature)."
@@ -529,7 +529,7 @@ class WebhookDelivery(models.Model):
     subscription = models.ForeignKey(
         WebhookSubscription, on_delete=models.SET_NULL, null=True, blank=True, related_name="deliveries"
     )
-    url = models.URLField(max_length=1000)
+    url = models.CharField(max_length=1000)
     secret_name = models.CharField(max_length=200, blank=True)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="webhook_deliveries")
     event_index = models.IntegerField()

@@ -22,9 +22,10 @@ How:
   fails at once with the refusal as ``last_error``.
 - **Cheap when unused.** Agents without webhooks, of tenants without subscriptions, pay
   no query: ``dispatch`` asks ``subscribed_types`` (a per-process snapshot of the active
-  subscriptions' event types, reloaded every ``SNAPSHOT_SECONDS``) before looking at a
-  session. A subscription changed in another process applies to new events within that
-  time; meanwhile the dispatch sweep (which reads the table) catches up, so none is lost.
+  subscriptions' event types, reloaded after ``PLATFORM['WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS']``
+  and at once in the process that saves one) before looking at a session. A subscription
+  saved in another process applies to new events within that time; meanwhile the dispatch
+  sweep (which reads the table) catches up, so none is lost.
 """
 
 from __future__ import annotations
@@ -70,7 +71,6 @@ REQUEST_TIMEOUT_SECONDS = 15.0
 CLAIM_SECONDS = REQUEST_TIMEOUT_SECONDS + 15
 # Retries due sooner than this ride on the broker as a countdown; later ones wait for the sweep.
 COUNTDOWN_MAX_SECONDS = 30.0
-SNAPSHOT_SECONDS = 30.0
 SWEEP_MAX_DELIVERIES = 500
 ERROR_CHARS = 500
 
@@ -117,8 +117,11 @@ def _subscriptions_by_scope(fresh: bool = False) -> dict[tuple[int, int | None],
     """``{(tenant id, agent id or None): event types}`` of the active subscriptions."""
     global _snapshot
     with _snapshot_lock:
-        if not fresh and _snapshot is not None and time.monotonic() - _snapshot[0] < SNAPSHOT_SECONDS:
-            return _snapshot[1]
+        current = _snapshot
+    if not fresh and current is not None:
+        loaded_at, scopes = current
+        if time.monotonic() - loaded_at < platform_settings.WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS:
+            return scopes
     found: dict[tuple[int, int | None], set[str]] = {}
     for tenant_id, agent_id, events in WebhookSubscription.objects.filter(active=True).values_list(
         "tenant_id", "agent_id", "events"
