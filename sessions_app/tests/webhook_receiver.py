@@ -54,7 +54,7 @@ def receiver(fail_first: int = 0) -> Iterator[Receiver]:
     state: Receiver
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with state.lock:
                 state.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
