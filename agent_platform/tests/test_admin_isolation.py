@@ -23,6 +23,8 @@ from sessions_app.models import (
     Reminder,
     Session,
     StoredFile,
+    WebhookDelivery,
+    WebhookSubscription,
 )
 from sessions_app.tests.factories import AgentFactory, SessionFactory, TurnFactory
 
@@ -64,6 +66,17 @@ def _rows_for(principal: Principal, agent) -> Session:
     )
     EvalRun.objects.create(tenant=tenant, agent=agent, principal=principal)
     LogLine.objects.create(level="INFO", logger="test", message=f"{tenant.slug} log line", tenant=tenant)
+    url = f"https://{tenant.slug}.example.com/hook"
+    subscription = WebhookSubscription.objects.create(tenant=tenant, url=url, events=["*"])
+    WebhookDelivery.objects.create(
+        target=f"subscription:{subscription.pk}",
+        subscription=subscription,
+        url=url,
+        session=session,
+        event_index=0,
+        event_type="session.started",
+        payload={},
+    )
     return session
 
 
@@ -82,7 +95,7 @@ MODEL_PAGES = sorted(
 
 
 def test_every_platform_model_is_in_the_admin():
-    assert len(MODEL_PAGES) == 15
+    assert len(MODEL_PAGES) == 17
 
 
 @pytest.mark.parametrize("page", MODEL_PAGES)
