@@ -323,8 +323,8 @@ PLATFORM = {
     # time, up to WEBHOOK_MAX_ATTEMPTS attempts (6 from 20 s: about 10 minutes in all).
     "WEBHOOK_BACKOFF_SECONDS": env_float("PLATFORM_WEBHOOK_BACKOFF_SECONDS", 20.0, minimum=0.01, maximum=3600.0),
     "WEBHOOK_MAX_ATTEMPTS": env_int("PLATFORM_WEBHOOK_MAX_ATTEMPTS", 6, minimum=1),
-    # How long a process trusts what it read of the tenants' webhook subscriptions (0: read
-    # them whenever an event might need them). Events a stale read let pass wait for the sweep.
+    # How long a worker process trusts what it read of the tenants' webhook subscriptions (0:
+    # read them whenever an event might need them). Events a stale read let pass wait for the sweep.
     "WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS": env_float(
         "PLATFORM_WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS", 30.0, minimum=0.0, maximum=3600.0
     ),

@@ -335,7 +335,11 @@ def request_dispatch(session_id: str, types: Collection[str] | None = None) -> N
 
 
 def _trigger(session_id: str, types: Collection[str] | None) -> None:
-    if types is not None and not wants_any(subscribed_event_types() | subscribed_types(), types):
+    if (
+        types is not None
+        and not wants_any(subscribed_event_types(), types)
+        and not wants_any(subscribed_types(), types)
+    ):
         return  # no agent or webhook here handles these: not worth a query
     session = Session.objects.select_related("agent").filter(pk=session_id).first()
     if session is None:

@@ -22,10 +22,14 @@ How:
   fails at once with the refusal as ``last_error``.
 - **Cheap when unused.** Agents without webhooks, of tenants without subscriptions, pay
   no query: ``dispatch`` asks ``subscribed_types`` (a per-process snapshot of the active
-  subscriptions' event types, reloaded after ``PLATFORM['WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS']``
-  and at once in the process that saves one) before looking at a session. A subscription
-  saved in another process applies to new events within that time; meanwhile the dispatch
-  sweep (which reads the table) catches up, so none is lost.
+  subscriptions' event types) before looking at a session. The snapshot is read on first
+  use, again at once in the process that saves a subscription, and, in a process running
+  a Celery worker (where a turn's events are recorded), again when it is older than
+  ``PLATFORM['WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS']``. A web process never re-reads it on
+  a timer: that read would land in some request's statements (they are counted), and
+  the events a request records are followed by its turn's, recorded on a worker, whose
+  dispatch takes the earlier ones along. Whatever a stale snapshot lets pass, the
+  dispatch sweep (which reads the table) catches up, so no event is lost.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from typing import Any
 
 import httpx2
 from asgiref.sync import async_to_sync
+from celery.signals import worker_init, worker_shutdown
 from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
@@ -111,16 +116,33 @@ def session_targets(session: Session, surface: AgentSurface) -> list[WebhookTarg
 
 _snapshot_lock = threading.Lock()
 _snapshot: tuple[float, dict[tuple[int, int | None], frozenset[str]]] | None = None
+_workers_running = 0  # Celery workers in this process: while any runs, the snapshot expires
+
+
+def _worker_started(**_: Any) -> None:
+    global _workers_running
+    with _snapshot_lock:
+        _workers_running += 1
+
+
+def _worker_stopped(**_: Any) -> None:
+    global _workers_running
+    with _snapshot_lock:
+        _workers_running = max(_workers_running - 1, 0)
+
+
+worker_init.connect(_worker_started, weak=False, dispatch_uid="webhooks.worker_started")
+worker_shutdown.connect(_worker_stopped, weak=False, dispatch_uid="webhooks.worker_stopped")
 
 
 def _subscriptions_by_scope(fresh: bool = False) -> dict[tuple[int, int | None], frozenset[str]]:
     """``{(tenant id, agent id or None): event types}`` of the active subscriptions."""
     global _snapshot
     with _snapshot_lock:
-        current = _snapshot
+        current, expires = _snapshot, _workers_running > 0
     if not fresh and current is not None:
         loaded_at, scopes = current
-        if time.monotonic() - loaded_at < platform_settings.WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS:
+        if not expires or time.monotonic() - loaded_at < platform_settings.WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS:
             return scopes
     found: dict[tuple[int, int | None], set[str]] = {}
     for tenant_id, agent_id, events in WebhookSubscription.objects.filter(active=True).values_list(
