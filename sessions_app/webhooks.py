@@ -77,6 +77,8 @@ CLAIM_SECONDS = REQUEST_TIMEOUT_SECONDS + 15
 # Retries due sooner than this ride on the broker as a countdown; later ones wait for the sweep.
 COUNTDOWN_MAX_SECONDS = 30.0
 SWEEP_MAX_DELIVERIES = 500
+# Delivered and failed rows are kept this long for the admin, then deleted by the sweep.
+KEEP_SETTLED = timedelta(days=7)
 ERROR_CHARS = 500
 
 
@@ -250,8 +252,13 @@ def deliver(delivery_id: str) -> WebhookDeliveryStatus | None:
     ).update(next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
     if not claimed:
         return None
-    delivery = WebhookDelivery.objects.select_related("session__agent").get(pk=delivery_id)
+    delivery = WebhookDelivery.objects.select_related("session__agent", "subscription").get(pk=delivery_id)
     attempts = delivery.attempts + 1
+    if delivery.target.startswith("subscription:") and not (delivery.subscription and delivery.subscription.active):
+        # Turned off or deleted since the event was enqueued: its owner no longer wants it.
+        return _record(
+            delivery, delivery.attempts, WebhookDeliveryStatus.FAILED, None, "the subscription is gone or off"
+        )
     try:
         status_code = _attempt(delivery)
     except OutboundRefused as refused:
@@ -324,7 +331,12 @@ def _record(
 
 
 def sweep_due(limit: int = SWEEP_MAX_DELIVERIES) -> int:
-    """Send a task for each pending delivery that is due (beat); returns how many."""
+    """Send a task for each pending delivery that is due (beat); returns how many. Also
+    deletes settled rows older than ``KEEP_SETTLED`` (a bounded table stays bounded)."""
+    old = WebhookDelivery.objects.filter(created_at__lt=timezone.now() - KEEP_SETTLED).exclude(
+        status=WebhookDeliveryStatus.PENDING
+    )
+    WebhookDelivery.objects.filter(pk__in=list(old.values_list("pk", flat=True)[:limit])).delete()
     due = list(
         WebhookDelivery.objects.filter(status=WebhookDeliveryStatus.PENDING, next_attempt_at__lte=timezone.now())
         .order_by("next_attempt_at")

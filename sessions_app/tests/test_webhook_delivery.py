@@ -5,14 +5,17 @@ admin's subscription form. The dispatcher and ``deliver`` are called as the task
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from agent_platform.tests.factories import staff_user_for
 from agents.tests.trees import INSTRUCTIONS, write_tree
 from sessions_app.dispatch import dispatch_pending
 from sessions_app.models import WebhookDelivery, WebhookDeliveryStatus, WebhookSubscription
+from sessions_app.tests.factories import SessionFactory
 from sessions_app.tests.webhook_receiver import receiver
 from sessions_app.webhooks import deliver, sweep_due
 
@@ -93,6 +96,42 @@ def test_a_receiver_that_keeps_failing_gets_its_attempts_then_the_delivery_fails
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("failed", 2, 500)
     assert delivery.last_error == "answered 500"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_subscription_turned_off_after_its_event_was_enqueued_sends_nothing(client_for, alice, settings):
+    with receiver() as inbox:
+        settings.PLATFORM = {**settings.PLATFORM, "OUTBOUND_ALLOW": ("127.0.0.1",)}
+        subscription = WebhookSubscription.objects.create(tenant=alice.tenant, url=inbox.url, events=["*"])
+        session_id = client_for(alice).post("/weather/v1/session", {"message": "hi"}, format="json").json()["sessionId"]
+        dispatch_pending(session_id)
+        subscription.active = False
+        subscription.save()
+        deliveries = list(WebhookDelivery.objects.filter(session_id=session_id))
+        assert deliveries and all(deliver(delivery.pk) == WebhookDeliveryStatus.FAILED for delivery in deliveries)
+
+    assert inbox.received == []
+    assert {row.last_error for row in WebhookDelivery.objects.all()} == {"the subscription is gone or off"}
+
+
+@pytest.mark.django_db
+def test_settled_deliveries_are_deleted_after_a_week_and_pending_ones_kept(alice):
+    session = SessionFactory(principal=alice)
+    old = timezone.now() - timedelta(days=8)
+    for index, status in enumerate(["delivered", "failed", "pending"]):
+        WebhookDelivery.objects.create(
+            target="agent:https://hooks.example.com/",
+            url="https://hooks.example.com/",
+            session=session,
+            event_index=index,
+            event_type="turn.completed",
+            payload={},
+            status=status,
+            created_at=old,
+            next_attempt_at=timezone.now() + timedelta(hours=1),
+        )
+    assert sweep_due() == 0
+    assert list(WebhookDelivery.objects.values_list("status", flat=True)) == ["pending"]
 
 
 @pytest.mark.django_db
