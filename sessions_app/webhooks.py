@@ -76,6 +76,8 @@ REQUEST_TIMEOUT_SECONDS = 15.0
 CLAIM_SECONDS = REQUEST_TIMEOUT_SECONDS + 15
 # Retries due sooner than this ride on the broker as a countdown; later ones wait for the sweep.
 COUNTDOWN_MAX_SECONDS = 30.0
+# A countdown task arrives this much after the row is due (a task that came early finds it not due).
+COUNTDOWN_MARGIN_SECONDS = 0.1
 SWEEP_MAX_DELIVERIES = 500
 # Delivered and failed rows are kept this long for the admin, then deleted by the sweep.
 KEEP_SETTLED = timedelta(days=7)
@@ -269,7 +271,7 @@ def deliver(delivery_id: str) -> WebhookDeliveryStatus | None:
         wait = backoff(attempts)
         _record(delivery, attempts, WebhookDeliveryStatus.PENDING, failed.status_code, str(failed), wait)
         if wait <= COUNTDOWN_MAX_SECONDS:
-            request_delivery([delivery.pk], countdown=wait)
+            request_delivery([delivery.pk], countdown=wait + COUNTDOWN_MARGIN_SECONDS)
         return WebhookDeliveryStatus.PENDING
     return _record(delivery, attempts, WebhookDeliveryStatus.DELIVERED, status_code, "")
 
