@@ -91,6 +91,10 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
         "AGENT_DEFAULT_MODEL": "test",
         # Fake Slack, GitHub and webhook receivers listen on loopback.
         "PLATFORM_OUTBOUND_ALLOW": "127.0.0.1",
+        # Outbound webhooks: retries soon, subscriptions read fresh, a secret to sign with.
+        "PLATFORM_WEBHOOK_BACKOFF_SECONDS": "0.2",
+        "PLATFORM_WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS": "0",
+        "TEST_WEBHOOK_SECRET": "whsec-test-secret",
     }
     log = (tmp_path_factory.mktemp("worker-log") / "worker.log").open("w")
     worker = subprocess.Popen(

@@ -322,6 +322,15 @@ PLATFORM = {
     # A schedule's fire that reaches a worker more than this many seconds after its fire
     # time (beat was down across it) is skipped and logged, never run late.
     "SCHEDULE_GRACE_SECONDS": env_int("PLATFORM_SCHEDULE_GRACE_SECONDS", 60, minimum=1),
+    # Outbound webhooks: a failed attempt is retried after this many seconds, doubled each
+    # time, up to WEBHOOK_MAX_ATTEMPTS attempts (6 from 20 s: about 10 minutes in all).
+    "WEBHOOK_BACKOFF_SECONDS": env_float("PLATFORM_WEBHOOK_BACKOFF_SECONDS", 20.0, minimum=0.01, maximum=3600.0),
+    "WEBHOOK_MAX_ATTEMPTS": env_int("PLATFORM_WEBHOOK_MAX_ATTEMPTS", 6, minimum=1),
+    # How long a worker process trusts what it read of the tenants' webhook subscriptions (0:
+    # read them whenever an event might need them). Events a stale read let pass wait for the sweep.
+    "WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS": env_float(
+        "PLATFORM_WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS", 30.0, minimum=0.0, maximum=3600.0
+    ),
 }
 
 
@@ -424,6 +433,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "sessions_app.tasks.sync_schedules",
         "schedule": float(env_int("PLATFORM_SCHEDULE_SYNC_SECONDS", 30, minimum=1)),
         "options": {"expires": 30, "queue": _MAINTENANCE_QUEUE},
+    },
+    # Retries outbound webhook deliveries that are due (sessions_app.webhooks).
+    "sweep-webhooks": {
+        "task": "sessions_app.tasks.sweep_webhook_deliveries",
+        "schedule": 15.0,
+        "options": {"expires": 15, "queue": _MAINTENANCE_QUEUE},
     },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",

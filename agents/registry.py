@@ -150,8 +150,8 @@ def surface_for(agent: Agent) -> AgentSurface:
 
 
 def subscribed_event_types() -> frozenset[str]:
-    """The event types that some hook or channel ``events`` handler of an agent discovered
-    in this process handles (``"*"``: every type). Lets the event log skip looking up
+    """The event types that some hook, channel ``events`` handler or webhook of an agent
+    discovered in this process handles (``"*"``: every type). Lets the event log skip looking up
     the session of an event nobody here listens to."""
     with _surfaces_lock:
         surfaces = [cached.surface for cached in _surfaces.values()]
@@ -161,4 +161,6 @@ def subscribed_event_types() -> frozenset[str]:
             found.update(hook.value.events or {})
         for channel in surface.channels.values():
             found.update(channel.value.events or {})
+        for webhook in surface.config.webhooks:
+            found.update(webhook.events)
     return frozenset(found)

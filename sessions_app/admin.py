@@ -35,6 +35,8 @@ from sessions_app.models import (
     Session,
     StoredFile,
     Turn,
+    WebhookDelivery,
+    WebhookSubscription,
 )
 from sessions_app.services import SessionError
 
@@ -331,3 +333,27 @@ class LogLineAdmin(ReadOnlyAdmin):
     list_filter = ["level", "agent_slug"]
     search_fields = ["message", "session_id", "logger"]
     date_hierarchy = "at"
+
+
+@admin.register(WebhookSubscription)
+class WebhookSubscriptionAdmin(TenantScopedAdmin):
+    """A tenant's outbound webhooks; the URL is checked against the outbound policy on save."""
+
+    list_display = ["url", "agent", "events", "active", "tenant", "created_at"]
+    list_filter = ["active", "agent", "tenant"]
+    search_fields = ["url"]
+    list_select_related = ["agent", "tenant"]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    """Each event sent to each webhook: its attempts, last answer and error (written by the platform)."""
+
+    tenant_path = "session__tenant"
+    list_display = ["event_type", "event_index", "session", "url", "status", "attempts", "last_status_code"]
+    list_display += ["last_error", "next_attempt_at", "delivered_at"]
+    list_filter = ["status", "event_type"]
+    search_fields = ["session__id", "url", "id"]
+    date_hierarchy = "created_at"
+    list_select_related = ["session"]
+    ordering = ["-created_at"]

@@ -27,6 +27,10 @@ How:
   the ``sessions_app.tasks.dispatch_events`` Celery task, coalescing bursts (see its
   docstring). ``sweep_undispatched`` (beat) catches sessions whose trigger was lost.
 
+Webhooks: the agent's ``webhooks=`` and its tenant's subscriptions are targets too;
+their deliveries are inserted in the claim's own transaction, so each matching event
+is enqueued exactly once, and sent by tasks afterwards (``sessions_app.webhooks``).
+
 Which handler: for each subscriber (the channel, then each hook) the handler for the
 event's type if there is one, else its ``"*"`` handler; so a subscriber sees each
 event at most once, and one with ``"*"`` sees every event.
@@ -60,6 +64,15 @@ from sessions_app.host import host_for, session_info
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session
 from sessions_app.queues import TaskName, send
+from sessions_app.webhooks import (
+    WebhookTarget,
+    agent_targets,
+    enqueue,
+    request_delivery,
+    session_targets,
+    subscribed_types,
+    tenant_types,
+)
 
 logger = logging.getLogger(__name__)
 hooks_logger = logging.getLogger("agent_platform.hooks")
@@ -137,7 +150,8 @@ def dispatch_pending(session_id: str) -> int:
                 return handed_out
             surface = surface_for(session.agent)
             targets = subscribers(surface, session.channel)
-            if not targets:
+            webhooks = session_targets(session, surface)
+            if not targets and not webhooks:
                 _skip_to_end(session_id)
                 return handed_out
             context = _context(session)
@@ -146,7 +160,8 @@ def dispatch_pending(session_id: str) -> int:
                 surface, agent_slug=session.agent.slug, tenant_id=session.tenant_id, session_id=session.pk
             ):
                 while True:
-                    events = _claim(session_id)
+                    events, deliveries = _claim(session, webhooks)
+                    request_delivery(deliveries)
                     for event in events:
                         _deliver(targets, context, session, event.as_record())
                     handed_out += len(events)
@@ -157,18 +172,22 @@ def dispatch_pending(session_id: str) -> int:
             return handed_out
 
 
-def _claim(session_id: str) -> list[Event]:
-    """The next batch of undispatched events, with the cursor already advanced past them."""
+def _claim(session: Session, webhooks: list[WebhookTarget]) -> tuple[list[Event], list[str]]:
+    """The next batch of undispatched events, with the cursor already advanced past them,
+    and the ids of the webhook deliveries inserted for them in the same transaction."""
+    session_id = session.pk
     with transaction.atomic():
         cursor = (
             Session.objects.select_for_update().filter(pk=session_id).values_list("dispatched_index", flat=True).first()
         )
         if cursor is None:
-            return []
+            return [], []
         events = list(Event.objects.filter(session_id=session_id, index__gt=cursor).order_by("index")[:BATCH_SIZE])
+        deliveries: list[str] = []
         if events:
             Session.objects.filter(pk=session_id, dispatched_index=cursor).update(dispatched_index=events[-1].index)
-    return events
+            deliveries = enqueue(session, webhooks, events)
+    return events, deliveries
 
 
 def _skip_to_end(session_id: str) -> None:
@@ -317,12 +336,16 @@ def request_dispatch(session_id: str, types: Collection[str] | None = None) -> N
 
 
 def _trigger(session_id: str, types: Collection[str] | None) -> None:
-    if types is not None and not wants_any(subscribed_event_types(), types):
-        return  # no agent here handles these: not worth a query
+    if (
+        types is not None
+        and not wants_any(subscribed_event_types(), types)
+        and not wants_any(subscribed_types(), types)
+    ):
+        return  # no agent or webhook here handles these: not worth a query
     session = Session.objects.select_related("agent").filter(pk=session_id).first()
     if session is None:
         return
-    wanted = wanted_types(subscribers(surface_for(session.agent), session.channel))
+    wanted = _wanted(session, surface_for(session.agent))
     if not wanted or (types is not None and not wants_any(wanted, types)):
         return
     countdown: float
@@ -333,6 +356,13 @@ def _trigger(session_id: str, types: Collection[str] | None) -> None:
     else:
         return
     _enqueue(session_id, countdown)
+
+
+def _wanted(session: Session, surface: AgentSurface, fresh: bool = False) -> frozenset[str]:
+    """The types the session's handlers and webhooks (agent's and tenant's) take."""
+    webhook_types = frozenset(t for target in agent_targets(surface) for t in target.events)
+    tenant = tenant_types(session.tenant_id, session.agent_id, fresh)
+    return wanted_types(subscribers(surface, session.channel)) | webhook_types | tenant
 
 
 def _enqueue(session_id: str, countdown: float = 0.0) -> None:
@@ -357,12 +387,13 @@ def sweep_undispatched(min_age: timedelta = SWEEP_MIN_AGE, limit: int = SWEEP_MA
         .filter(Exists(first_undispatched))
         .select_related("agent")[:limit]
     )
-    wanted: dict[tuple[int, str], frozenset[str]] = {}
+    wanted: dict[tuple[int, str, int], frozenset[str]] = {}
     idle: list[str] = []
     for session in lagging:
-        key = (session.agent_id, session.channel)
+        key = (session.agent_id, session.channel, session.tenant_id)
         if key not in wanted:
-            wanted[key] = wanted_types(subscribers(surface_for(session.agent), session.channel))
+            # Fresh: the sweep is what catches events a stale per-process snapshot let pass.
+            wanted[key] = _wanted(session, surface_for(session.agent), fresh=not wanted)
         if not wanted[key]:
             idle.append(session.pk)
         elif not _skip_unwanted(session, wanted[key]):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -515,3 +516,90 @@ class ScheduleFire(models.Model):
 
     def __str__(self) -> str:
         return f"{self.schedule_id} at {self.scheduled_for:%Y-%m-%d %H:%M}"
+
+
+class WebhookSubscription(models.Model):
+    """A tenant's outbound webhook: its sessions' events of ``events`` types (or ``"*"``)
+    POSTed to ``url``; ``agent`` empty means every agent the tenant's sessions run on."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="webhook_subscriptions")
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, null=True, blank=True, related_name="+", help_text="Empty: every agent."
+    )
+    url = models.CharField(max_length=1000)
+    events = models.JSONField(default=list, help_text='Event types, e.g. ["turn.completed"], or ["*"] for all.')
+    secret_name = models.CharField(
+        max_length=200, blank=True, help_text="The name of the secret that signs the body (X-Agent-Signature)."
+    )
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "active"], name="webhook_subscription_by_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.url} ({', '.join(map(str, self.events or []))})"
+
+    def clean(self) -> None:
+        """The admin's checks: a list of event types, and a URL the outbound policy accepts."""
+        from agents.config import outbound_policy
+        from agents.runtime.outbound import OutboundRefused
+
+        errors: dict[str, str] = {}
+        events = self.events
+        if not isinstance(events, list) or not events or not all(isinstance(e, str) and e for e in events):
+            errors["events"] = 'A non-empty list of event types, e.g. ["turn.completed"], or ["*"].'
+        try:
+            outbound_policy().check_url(self.url)
+        except OutboundRefused as refused:
+            errors["url"] = f"The outbound policy refuses this URL: {refused}"
+        if errors:
+            raise ValidationError(errors)
+
+
+class WebhookDeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed"
+
+
+class WebhookDelivery(models.Model):
+    """One event of a session to one webhook target, and its attempts so far.
+
+    ``target`` names the webhook (``subscription:<id>`` or ``agent:<url>``); UNIQUE
+    (target, session, event index) makes enqueueing an event twice a no-op. ``payload``
+    is the body as sent (the event record plus ``"agent"``).
+    """
+
+    id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "whd"), editable=False)
+    target = models.CharField(max_length=1100)
+    subscription = models.ForeignKey(
+        WebhookSubscription, on_delete=models.SET_NULL, null=True, blank=True, related_name="deliveries"
+    )
+    url = models.CharField(max_length=1000)
+    secret_name = models.CharField(max_length=200, blank=True)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    event_index = models.IntegerField()
+    event_type = models.CharField(max_length=100)
+    payload = models.JSONField()
+    status = models.CharField(
+        max_length=10, choices=WebhookDeliveryStatus.choices, default=WebhookDeliveryStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    last_status_code = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "webhook deliveries"
+        constraints = [
+            models.UniqueConstraint(fields=["target", "session", "event_index"], name="webhook_delivery_once"),
+        ]
+        indexes = [
+            models.Index(fields=["next_attempt_at"], condition=Q(status="pending"), name="webhook_delivery_due"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} #{self.event_index} of {self.session_id} to {self.url}"

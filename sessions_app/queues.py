@@ -36,6 +36,8 @@ class TaskName(StrEnum):
     FIRE_REMINDERS = "sessions_app.tasks.fire_reminders"
     SYNC_SCHEDULES = "sessions_app.tasks.sync_schedules"
     FIRE_SCHEDULE = "sessions_app.tasks.fire_schedule"
+    DELIVER_WEBHOOK = "sessions_app.tasks.deliver_webhook"
+    SWEEP_WEBHOOK_DELIVERIES = "sessions_app.tasks.sweep_webhook_deliveries"
 
 
 class QueueKind(StrEnum):
@@ -53,6 +55,8 @@ KIND_OF_TASK = {
     TaskName.FIRE_REMINDERS: QueueKind.MAINTENANCE,
     TaskName.SYNC_SCHEDULES: QueueKind.MAINTENANCE,
     TaskName.FIRE_SCHEDULE: QueueKind.SCHEDULES,
+    TaskName.DELIVER_WEBHOOK: QueueKind.HOOKS,
+    TaskName.SWEEP_WEBHOOK_DELIVERIES: QueueKind.MAINTENANCE,
 }
 
 

@@ -22,6 +22,7 @@ from sessions_app.triggers import schedules
 from sessions_app.triggers.reminders import fire_due
 from sessions_app.turn_loop import LeaseLost
 from sessions_app.turn_worker import execute_turn
+from sessions_app.webhooks import deliver, sweep_due
 
 CAPACITY_RETRY_SECONDS = 0.5
 
@@ -84,3 +85,16 @@ def fire_schedule(slug: str, schedule_id: str) -> None:
 def _sync_schedules_at_beat_start(**_: Any) -> None:
     """A schedule added while beat was stopped gets its PeriodicTask now, not at the next sync."""
     send(TaskName.SYNC_SCHEDULES)
+
+
+@shared_task(name=TaskName.DELIVER_WEBHOOK)
+def deliver_webhook(delivery_id: str) -> str | None:
+    """One attempt at an outbound webhook delivery (idempotent: a duplicate claims nothing)."""
+    status = deliver(delivery_id)
+    return str(status) if status is not None else None
+
+
+@shared_task(name=TaskName.SWEEP_WEBHOOK_DELIVERIES)
+def sweep_webhook_deliveries() -> int:
+    """Retry the outbound webhook deliveries that are due (beat)."""
+    return sweep_due()

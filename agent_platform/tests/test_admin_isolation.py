@@ -24,6 +24,8 @@ from sessions_app.models import (
     ScheduleFire,
     Session,
     StoredFile,
+    WebhookDelivery,
+    WebhookSubscription,
 )
 from sessions_app.tests.factories import AgentFactory, SessionFactory, TurnFactory
 
@@ -68,6 +70,17 @@ def _rows_for(principal: Principal, agent) -> Session:
     ScheduleFire.objects.create(
         agent=agent, tenant=tenant, schedule_id=f"{tenant.slug}-digest", scheduled_for=timezone.now()
     )
+    url = f"https://{tenant.slug}.example.com/hook"
+    subscription = WebhookSubscription.objects.create(tenant=tenant, url=url, events=["*"])
+    WebhookDelivery.objects.create(
+        target=f"subscription:{subscription.pk}",
+        subscription=subscription,
+        url=url,
+        session=session,
+        event_index=0,
+        event_type="session.started",
+        payload={},
+    )
     return session
 
 
@@ -86,7 +99,7 @@ MODEL_PAGES = sorted(
 
 
 def test_every_platform_model_is_in_the_admin():
-    assert len(MODEL_PAGES) == 16
+    assert len(MODEL_PAGES) == 18
 
 
 @pytest.mark.parametrize("page", MODEL_PAGES)

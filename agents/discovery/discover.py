@@ -482,8 +482,21 @@ def discover_agent(
     _check_file_tools(tree, walk, surface)
     _check_playground(walk, surface)
     _check_connections(walk, surface, outbound or OutboundPolicy())
+    _check_webhooks(tree / "agent.py", walk, surface, outbound or OutboundPolicy())
     _evals(folder, walk, surface)
     return surface, loader
+
+
+def _check_webhooks(agent_file: Path, walk: Walk, surface: AgentSurface, policy: OutboundPolicy) -> None:
+    """Refuse webhook URLs the policy refuses now, rather than when an event is first sent."""
+    for position, webhook in enumerate(surface.config.webhooks):
+        try:
+            policy.check_url(webhook.url)
+        except OutboundRefused as refused:
+            walk.report(codes.INVALID_DEFINITION, agent_file, f"webhooks[{position}] is refused: {refused}")
+        for event_type in webhook.events:
+            if event_type != "*" and event_type not in walk.known_events:
+                walk.report(codes.UNKNOWN_EVENT, agent_file, f"webhooks[{position}] names unknown event {event_type!r}")
 
 
 def _check_connections(walk: Walk, surface: AgentSurface, policy: OutboundPolicy) -> None:

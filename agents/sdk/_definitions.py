@@ -40,6 +40,43 @@ class AgentConfig:
     root: FileSystemSpec | Callable[..., FileSystemSpec] | None = None
     tools: tuple[str, ...] | None = None
     secrets: tuple[str, ...] = ()
+    webhooks: tuple[Webhook, ...] = ()
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """``define_agent(webhooks=[...])``: where the agent's session events are POSTed.
+    ``events`` are event types or ``"*"``; ``secret`` names the secret that signs the body."""
+
+    url: str
+    events: tuple[str, ...]
+    secret: str | None = None
+
+    def wants(self, event_type: str) -> bool:
+        return "*" in self.events or event_type in self.events
+
+
+WEBHOOK_KEYS = frozenset({"url", "events", "secret"})
+
+
+def _webhook(entry: Any, position: int) -> Webhook:
+    """One ``webhooks=`` entry checked: the shape only (discovery checks the URL against the policy)."""
+    where = f"webhooks[{position}]"
+    if not isinstance(entry, Mapping):
+        raise DefinitionError(f"{where} must be a dict with 'url', 'events' and maybe 'secret', not {entry!r}")
+    unknown = sorted(set(entry) - WEBHOOK_KEYS)
+    if unknown:
+        raise DefinitionError(f"{where} has unknown keys {unknown!r}; use 'url', 'events' and 'secret'")
+    url, events, secret = entry.get("url"), entry.get("events"), entry.get("secret")
+    if not isinstance(url, str) or not url.strip():
+        raise DefinitionError(f"{where}['url'] must be a URL string, not {url!r}")
+    if isinstance(events, str) or not isinstance(events, Sequence) or not events:
+        raise DefinitionError(f"{where}['events'] must be a non-empty list of event types or ['*'], not {events!r}")
+    if not all(isinstance(event, str) and event for event in events):
+        raise DefinitionError(f"{where}['events'] must hold event type strings, not {events!r}")
+    if secret is not None and (not isinstance(secret, str) or not secret):
+        raise DefinitionError(f"{where}['secret'] must name a secret (e.g. 'HOOK_SECRET'), not {secret!r}")
+    return Webhook(url=url.strip(), events=tuple(events), secret=secret)
 
 
 def define_agent(
@@ -50,6 +87,7 @@ def define_agent(
     root: FileSystemSpec | Callable[..., FileSystemSpec] | None = None,
     tools: Sequence[str] | None = None,
     secrets: Sequence[str] = (),
+    webhooks: Sequence[Mapping[str, Any]] = (),
 ) -> AgentConfig:
     """Configure the agent (``agent.py``).
 
@@ -61,9 +99,12 @@ def define_agent(
         root: a FileSystem (or a factory of the session) from which the file tools are made.
         tools: allow-list of the synthesized file tools (``Read``, ``Grep``, ...).
         secrets: names of the secrets the agent's code may read.
+        webhooks: ``[{"url", "events": [...], "secret"?}]``: each session event of those
+            types (or ``"*"``) is POSTed to ``url`` as JSON, signed with the named secret.
 
     Raises:
-        DefinitionError: for a model id without a provider or a non-positive turn cap.
+        DefinitionError: for a model id without a provider, a non-positive turn cap, or a
+            malformed webhook entry.
     """
     if model is not None and model != "test" and ":" not in model:
         raise DefinitionError(f"model {model!r} must be 'provider:name' (e.g. 'openai:gpt-4.1') or 'test'")
@@ -71,8 +112,16 @@ def define_agent(
         raise DefinitionError(f"max_running_turns must be at least 1, not {max_running_turns!r}")
     if root is not None and not isinstance(root, FileSystemSpec) and not callable(root):
         raise DefinitionError(f"root must be a FileSystem (temp_fs(), union_fs(...), ...) or a factory, not {root!r}")
+    if isinstance(webhooks, Mapping | str) or not isinstance(webhooks, Sequence):
+        raise DefinitionError(f"webhooks must be a list of dicts, not {webhooks!r}")
     return AgentConfig(
-        model, description, max_running_turns, root, tuple(tools) if tools is not None else None, tuple(secrets)
+        model,
+        description,
+        max_running_turns,
+        root,
+        tuple(tools) if tools is not None else None,
+        tuple(secrets),
+        tuple(_webhook(entry, position) for position, entry in enumerate(webhooks)),
     )
 
 
