@@ -12,6 +12,8 @@ from typing import Any
 
 from agent_platform.errors import DomainError
 from agents.registry import get_agent, surface_for
+from sessions_app.triggers import schedules
+from sessions_app.triggers.reminder_firing import fire_reminder_now
 
 
 class DispatchRefused(Exception):
@@ -25,8 +27,6 @@ def dispatch(slug: str, *, schedule: str | None, reminder: str | None, message: 
     Raises:
         DispatchRefused: with a message for the operator.
     """
-    from sessions_app.triggers import schedules
-
     agent = get_agent(slug)
     if agent is None:
         raise DispatchRefused(f"no agent is served as {slug!r}")
@@ -47,12 +47,6 @@ def dispatch(slug: str, *, schedule: str | None, reminder: str | None, message: 
 
 
 def _fire_reminder(slug: str, reminder_id: str) -> dict[str, Any]:
-    # Filled by the reminders part: fire_reminder_now(slug, reminder_id) ->
-    # {"reminderId", "sessionId", "turnId"}, raising a DomainError (404, 409) when it cannot.
-    try:
-        from sessions_app.triggers.reminders import fire_reminder_now  # type: ignore[import-not-found,unused-ignore]
-    except ImportError as missing:
-        raise DispatchRefused("reminders are not available in this build") from missing
     fired = fire_reminder_now(slug, reminder_id)
     return {"reminderId": fired["reminderId"], "sessionIds": [fired["sessionId"]]}
 

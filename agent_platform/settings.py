@@ -434,7 +434,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env_int("PLATFORM_SCHEDULE_SYNC_SECONDS", 30, minimum=1)),
         "options": {"expires": 30, "queue": _MAINTENANCE_QUEUE},
     },
-    # Retries outbound webhook deliveries that are due (sessions_app.webhooks).
+    # Retries outbound webhook deliveries that are due (sessions_app.triggers.webhooks).
     "sweep-webhooks": {
         "task": "sessions_app.tasks.sweep_webhook_deliveries",
         "schedule": 15.0,

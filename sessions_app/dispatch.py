@@ -29,7 +29,7 @@ How:
 
 Webhooks: the agent's ``webhooks=`` and its tenant's subscriptions are targets too;
 their deliveries are inserted in the claim's own transaction, so each matching event
-is enqueued exactly once, and sent by tasks afterwards (``sessions_app.webhooks``).
+is enqueued exactly once, and sent by tasks afterwards (``sessions_app.triggers.webhooks``).
 
 Which handler: for each subscriber (the channel, then each hook) the handler for the
 event's type if there is one, else its ``"*"`` handler; so a subscriber sees each
@@ -64,7 +64,7 @@ from sessions_app.host import host_for, session_info
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session
 from sessions_app.queues import TaskName, send
-from sessions_app.webhooks import (
+from sessions_app.triggers.webhooks import (
     WebhookTarget,
     agent_targets,
     enqueue,

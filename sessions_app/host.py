@@ -28,7 +28,7 @@ from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.sdk import SessionInfo
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
-from sessions_app.triggers.github_api import github_client_for
+from sessions_app.triggers.github_progress import github_client_for
 from sessions_app.triggers.reminders import SessionReminders
 from sessions_app.triggers.slack_api import slack_client_for
 

@@ -19,10 +19,10 @@ from sessions_app.queues import TaskName, send
 from sessions_app.scheduling import AgentAtCapacity, TurnDeferred
 from sessions_app.scheduling import sweep_turns as sweep
 from sessions_app.triggers import schedules
-from sessions_app.triggers.reminders import fire_due
+from sessions_app.triggers.reminder_firing import fire_due
+from sessions_app.triggers.webhooks import deliver, sweep_due
 from sessions_app.turn_loop import LeaseLost
 from sessions_app.turn_worker import execute_turn
-from sessions_app.webhooks import deliver, sweep_due
 
 CAPACITY_RETRY_SECONDS = 0.5
 

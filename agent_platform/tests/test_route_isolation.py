@@ -104,6 +104,7 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
         "tool_name": "get_weather",
         "prefix": data.token_prefix,
         "reminder_id": "rem_probe",
+        "schedule_id": "probe",
     }
     url = operation.path.format(**params)
     if "sessionId" in operation.query_names:

@@ -24,7 +24,7 @@ from agent_platform.conf import platform_settings
 from agents.api.base import MAX_SLUG_CHARS, AgentView
 from agents.registry import get_agent, surface_for
 from sessions_app import authored_channels
-from sessions_app.triggers import packs
+from sessions_app.triggers import pack_routes, packs
 
 
 class ChannelRouteView(AgentView):
@@ -126,7 +126,7 @@ def _pack_call(agent_slug: str, channel_name: str) -> tuple[Any, Any, Any, packs
     entry = surface.channels.get(channel_name)
     if surface.errors or entry is None:
         return None
-    route = packs.pack_route(entry.value)
+    route = pack_routes.pack_route(entry.value)
     return None if route is None else (agent, surface, entry.value, route)
 
 

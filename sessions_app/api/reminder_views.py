@@ -18,7 +18,8 @@ from agents.api.base import AgentView
 from sessions_app.access import visible_sessions
 from sessions_app.api.base import ERROR
 from sessions_app.models import Reminder, Session
-from sessions_app.triggers.reminders import ReminderNotFound, fire_reminder_now
+from sessions_app.triggers.reminder_firing import fire_reminder_now
+from sessions_app.triggers.reminders import ReminderNotFound
 
 REMINDER_FIELDS: dict[str, serializers.Field[Any, Any, Any, Any]] = {
     "id": serializers.CharField(),

@@ -21,7 +21,7 @@ from agent_platform.conf import platform_settings
 from agents.api.base import AgentView
 from agents.events import EventType
 from sessions_app import approvals, services
-from sessions_app.access import visible_sessions
+from sessions_app.access import SessionNotFound, visible_sessions
 from sessions_app.api.base import ERROR, NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.api.idempotency import IDEMPOTENCY_KEY, idempotent
 from sessions_app.api.serializers import (
@@ -31,6 +31,7 @@ from sessions_app.api.serializers import (
     SessionSerializer,
     TurnAccepted,
 )
+from sessions_app.channel_state import InvalidContinuationToken
 from sessions_app.eventlog import read_events
 from sessions_app.models import Event, Session, Turn
 
@@ -106,7 +107,11 @@ class SessionCreateView(AgentView):
         data = body.validated_data
         user = caller(request)
         if data.get("continuationToken"):
-            session = services.session_for_any_token(data["continuationToken"], self.agent, self.surface, user)
+            try:
+                session = services.session_for_any_token(data["continuationToken"], self.agent, self.surface, user)
+            except InvalidContinuationToken as error:
+                # Here a token that names no session is not found, like an unknown opaque one.
+                raise SessionNotFound(str(error)) from None
             turn = services.continue_session(session, message=data["message"], files=data.get("workspaceFiles"))
         else:
             session, turn = services.start_session(

@@ -99,5 +99,5 @@ def test_a_channel_token_continues_its_session_over_http_too(alice, client_for, 
 
     assert more.status_code == 201, more.content
     assert more.json()["sessionId"] == session.pk
-    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_continuation_token"
+    assert wrong.status_code == 404 and wrong.json()["error"] == "session_not_found"
     assert session.turns.count() == 1

@@ -17,7 +17,8 @@ from agents.events import EventType
 from sessions_app.host import host_for, host_for_agent
 from sessions_app.models import Event, Reminder, ReminderStatus, SessionMode, Turn
 from sessions_app.tests.factories import AgentFactory, SessionFactory
-from sessions_app.triggers.reminders import create_reminder, fire_due
+from sessions_app.triggers.reminder_firing import fire_due
+from sessions_app.triggers.reminders import create_reminder
 
 pytestmark = pytest.mark.django_db
 

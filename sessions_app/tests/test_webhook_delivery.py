@@ -17,7 +17,7 @@ from sessions_app.dispatch import dispatch_pending
 from sessions_app.models import WebhookDelivery, WebhookDeliveryStatus, WebhookSubscription
 from sessions_app.tests.factories import SessionFactory
 from sessions_app.tests.webhook_receiver import receiver
-from sessions_app.webhooks import deliver, sweep_due
+from sessions_app.triggers.webhooks import deliver, sweep_due
 
 AGENT = """
     from agents.sdk import define_agent

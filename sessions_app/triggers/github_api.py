@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -120,13 +119,6 @@ class GitHubClient:
         answer: dict[str, Any] = await self.request("PATCH", f"/repos/{owner_repo}/check-runs/{check_run_id}", fields)
         return answer
 
-    def track(self, event: dict[str, Any], channel: sdk.ChannelSession) -> None:
-        """Used by the pack's default ``events`` handlers: keep the PR's check run,
-        banner and reactions in step with the session's turns (``github_progress``)."""
-        from sessions_app.triggers import github_progress  # it builds on this module
-
-        github_progress.track(self, event, channel)
-
 
 def github_pack(surface_channels: Mapping[str, Any], preferred: str | None = None) -> tuple[str, sdk.Channel] | None:
     """The agent's GitHub pack channel: ``preferred`` (the session's channel) when it is
@@ -140,17 +132,3 @@ def github_pack(surface_channels: Mapping[str, Any], preferred: str | None = Non
         if name == preferred:
             return name, channel
     return packs[0] if packs else None
-
-
-def github_client_for(agent: Agent, channel: str | None = None) -> GitHubClient | None:
-    """``ctx.host.github`` for code of ``agent`` (on ``channel``); None without the pack."""
-    from agents.registry import surface_for  # the registry imports the host APIs
-
-    if not agent.path or not Path(agent.path).is_dir():
-        return None  # nothing to discover (an agent row without its tree)
-    found = github_pack(surface_for(agent).channels, channel)
-    if found is None:
-        return None
-    name, pack_channel = found
-    assert pack_channel.pack is not None
-    return GitHubClient(agent, name, pack_channel.pack.options)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx2
@@ -31,9 +32,10 @@ from asgiref.sync import async_to_sync
 from django.db import transaction
 
 from agents import sdk
+from agents.models import Agent
 from agents.runtime.outbound import OutboundRefused
 from sessions_app.models import ChannelState
-from sessions_app.triggers.github_api import GitHubClient, GitHubError
+from sessions_app.triggers.github_api import GitHubClient, GitHubError, github_pack
 
 logger = logging.getLogger("agent_platform.hooks")
 
@@ -176,3 +178,26 @@ def _banner(client: GitHubClient, state: dict[str, Any], text: str) -> None:
     made = _attempt("creating the banner", client, lambda: client.comment(repo, number, body))
     if made is not None and "id" in made:
         state["bannerId"] = made["id"]
+
+
+class PackClient(GitHubClient):
+    """``ctx.host.github``: the API client, and the progress the pack's default ``events``
+    handlers keep with ``track``."""
+
+    def track(self, event: dict[str, Any], channel: sdk.ChannelSession) -> None:
+        """Keep the PR's check run, banner and reactions in step with the session's turns."""
+        track(self, event, channel)
+
+
+def github_client_for(agent: Agent, channel: str | None = None) -> PackClient | None:
+    """``ctx.host.github`` for code of ``agent`` (on ``channel``); None without the pack."""
+    from agents.registry import surface_for  # the registry imports the host APIs
+
+    if not agent.path or not Path(agent.path).is_dir():
+        return None  # nothing to discover (an agent row without its tree)
+    found = github_pack(surface_for(agent).channels, channel)
+    if found is None:
+        return None
+    name, pack_channel = found
+    assert pack_channel.pack is not None
+    return PackClient(agent, name, pack_channel.pack.options)

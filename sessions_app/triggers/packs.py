@@ -6,7 +6,7 @@ source's own signature on the raw bytes before it parses or records anything. A
 handler is called ``handler(PackCall)`` and returns a ``ChannelAnswer``, raising
 ``ChannelError`` for a refusal (401 ``invalid_signature``, 400 for a bad body).
 Sessions it starts belong to the service principal named after the pack
-(``triggers.principals``).
+(``triggers.principals``). Which route each pack serves: ``triggers.pack_routes``.
 """
 
 from __future__ import annotations
@@ -36,20 +36,3 @@ class PackRoute:
     method: str
     path: str
     handler: Callable[[PackCall], ChannelAnswer]
-
-
-def pack_routes() -> dict[str, PackRoute]:
-    """The route of each pack kind (``sdk.Pack.kind``)."""
-    from sessions_app.triggers import github, slack  # the packs' handlers import PackCall from here
-
-    return {
-        "slack": PackRoute("POST", "/events", slack.handle_events),
-        "github": PackRoute("POST", "/webhook", github.handle_webhook),
-    }
-
-
-def pack_route(channel: sdk.Channel) -> PackRoute | None:
-    """The route a pack channel serves; None for an authored channel."""
-    if channel.pack is None:
-        return None
-    return pack_routes().get(channel.pack.kind)

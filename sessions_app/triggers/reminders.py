@@ -1,7 +1,8 @@
 """Reminders (``ctx.host.reminders``): one-shot messages a session leaves for itself.
 
-A reminder is a row in Postgres, never a long ETA on the broker. The beat task
-``fire_reminders`` calls ``fire_due`` every few seconds: it claims each due row with
+A reminder is a row in Postgres, never a long ETA on the broker. This module keeps the
+records; ``reminder_firing`` fires them: the beat task ``fire_reminders`` calls
+``fire_due`` every few seconds: it claims each due row with
 ``SELECT ... FOR UPDATE SKIP LOCKED`` and, in the same transaction, continues the session
 with the message as a ``coalesce`` follow-up (``message.received`` with ``"source":
 "reminder"`` and ``"reminderId"``) and marks the row ``fired``. Claim, follow-up and
@@ -22,14 +23,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from channels.db import database_sync_to_async as in_thread
-from django.db import transaction
 from django.utils import timezone
 
-from agent_platform.conf import platform_settings
 from agent_platform.errors import DomainError
-from agents.registry import served_row
 from sessions_app.api.serializers import MAX_MESSAGE_CHARS
-from sessions_app.models import Admission, Reminder, ReminderStatus, Session, SessionMode, Turn
+from sessions_app.models import Reminder, ReminderStatus
 
 logger = logging.getLogger(__name__)
 
@@ -144,83 +142,3 @@ class SessionReminders:
 
     async def cancel(self, reminder_id: str) -> bool:
         return await in_thread(cancel_reminder)(self._session_id, reminder_id)
-
-
-# --- firing ----------------------------------------------------------------------------------
-
-
-def fire_due(now: datetime | None = None) -> int:
-    """Fire every reminder due by ``now`` (beat, every few seconds); how many it claimed.
-    Nothing in dev mode: reminders fire there only by hand."""
-    if platform_settings.DEV:
-        return 0
-    now = now or timezone.now()
-    claimed = 0
-    while claimed < FIRE_BATCH and _fire_next_due(now):
-        claimed += 1
-    return claimed
-
-
-def _fire_next_due(now: datetime) -> bool:
-    """Claim one due reminder (skipping those another sweep holds) and deliver it, in one
-    transaction; False when none is left."""
-    with transaction.atomic():
-        due = Reminder.objects.select_for_update(skip_locked=True).filter(
-            status=ReminderStatus.PENDING, fire_at__lte=now
-        )
-        reminder = due.order_by("fire_at").first()
-        if reminder is None:
-            return False
-        _deliver(reminder)
-    return True
-
-
-def fire_reminder_now(slug: str, reminder_id: str) -> dict[str, Any]:
-    """Fire a pending reminder of agent ``slug`` now, in any mode (the dev route, ``agent
-    dispatch --reminder``): ``{"reminderId", "sessionId", "turnId"}``.
-
-    Raises:
-        ReminderNotFound: no reminder with this id on this agent.
-        ReminderNotPending: it fired, was cancelled or dropped already.
-        ReminderDropped: its session takes no follow-up (it is ``dropped`` now).
-    """
-    with transaction.atomic():
-        reminder = Reminder.objects.select_for_update().filter(pk=reminder_id, session__agent__slug=slug).first()
-        if reminder is None:
-            raise ReminderNotFound(f"No reminder {reminder_id!r} on agent {slug!r}.")
-        if reminder.status != ReminderStatus.PENDING:
-            raise ReminderNotPending(f"Reminder {reminder_id!r} is {reminder.status}, not pending.")
-        turn = _deliver(reminder)
-    if turn is None:
-        raise ReminderDropped(f"Reminder {reminder_id!r} was dropped: its session takes no follow-up.")
-    return {"reminderId": reminder.pk, "sessionId": reminder.session_id, "turnId": turn.pk}
-
-
-def _deliver(reminder: Reminder) -> Turn | None:
-    """Send the claimed (row-locked) reminder to its session as a ``coalesce`` follow-up
-    and record the outcome; the turn it joined, or None when it was dropped.
-
-    The session's row is locked first, so the continuation token read here is current:
-    a reminder keeps it (nobody reads the answer that would carry a new one)."""
-    # Imported on use: the services import the event log, which imports the host, which imports this module.
-    from sessions_app import services
-
-    session = Session.objects.select_for_update(of=("self",)).select_related("agent").get(pk=reminder.session_id)
-    turn: Turn | None = None
-    if session.mode != SessionMode.TASK and served_row(session.agent.slug, session.agent) is not None:
-        try:
-            turn = services.continue_session(
-                session,
-                message=reminder.message,
-                admission=Admission.COALESCE,
-                extra={"source": "reminder", "reminderId": reminder.pk},
-                rotate_token=False,
-            )
-        except services.SessionError as refused:  # a refusal is final: retrying would block the sweep
-            logger.info("reminder %s refused by session %s: %s", reminder.pk, session.pk, refused)
-    if turn is None:
-        logger.info("reminder %s dropped: session %s takes no follow-up", reminder.pk, session.pk)
-    reminder.status = ReminderStatus.FIRED if turn is not None else ReminderStatus.DROPPED
-    reminder.fired_at, reminder.turn = timezone.now(), turn
-    reminder.save(update_fields=["status", "fired_at", "turn"])
-    return turn

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from slack_sdk.signature import SignatureVerifier
@@ -32,10 +32,8 @@ from sessions_app import services
 from sessions_app.authored_channels import ChannelAnswer, ChannelError, ChannelSender
 from sessions_app.models import Admission, InboundDelivery, Session, SessionMode
 from sessions_app.secrets import resolve_secret
+from sessions_app.triggers.packs import PackCall
 from sessions_app.triggers.principals import service_principal
-
-if TYPE_CHECKING:
-    from sessions_app.triggers.packs import PackCall
 
 logger = logging.getLogger(__name__)
 

@@ -66,8 +66,11 @@ def test_two_beats_fire_once_per_minute_and_a_fire_missed_while_beat_was_down_is
     assert agent is not None
     owner = fault.client(issue_token(service_principal(agent, "schedule")), slug="clock")
     developer = fault.client(issue_token(alice), slug="clock")
-    # Both beats are up and have read the schedule well before the first fire time.
-    first = next_minute(timezone.now() + timedelta(seconds=15))
+    # Both beats start at least 20 s before the next fire time (the first they send), so
+    # each has read the schedule by then.
+    if timezone.now().second > 40:
+        sleep_until(next_minute(timezone.now()) + timedelta(seconds=1))
+    first = next_minute(timezone.now())
     second = first + timedelta(minutes=1)
     beats = [start_beat(fault, "beat-a"), start_beat(fault, "beat-b")]
     try:
