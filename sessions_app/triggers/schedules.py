@@ -7,7 +7,8 @@ fire does.
   with ``expires`` so a message that waited too long in the broker is dropped. Rows of
   schedules that are gone (removed, disabled by an extension, the agent not served) are
   deleted; in dev mode every such row is, since schedules there never fire by themselves.
-- **Fire** (``fire_schedule``): the fire time is the cron's latest time at or before now.
+- **Fire** (``fire_schedule``): the fire time is the cron's latest time at or before now
+  (or the one due within ``EARLY_SEND``: beat may send a fire a little early).
   A ``ScheduleFire`` row, UNIQUE per ``(agent, schedule_id, scheduled_for)``, is claimed
   before any session is made, so a second beat's message for the same time does
   nothing. A fire more than ``PLATFORM["SCHEDULE_GRACE_SECONDS"]`` late (beat was down
@@ -53,6 +54,9 @@ logger = logging.getLogger(__name__)
 
 CHANNEL = "schedule"
 TASK_PREFIX = "schedule:"
+# A fire sent at most this long before a fire time is that fire time's (cron fires are a
+# minute apart at least, so nothing else can be meant).
+EARLY_SEND = timedelta(seconds=5)
 
 
 class UnknownSchedule(DomainError):
@@ -223,7 +227,9 @@ def fire_schedule(slug: str, schedule_id: str, now: datetime | None = None) -> S
         why = "dev mode" if platform_settings.DEV else "the agent has errors" if surface.errors else "it is gone"
         logger.warning("schedule %r skipped: %s", schedule_id, why, extra=tags)
         return None
-    scheduled_for = fire_time(entry.value.cron, now)
+    # Beat may send a fire a little before its time (Celery's crontab estimate drops the
+    # microseconds); two beats, one early and one on time, must name the same fire time.
+    scheduled_for = fire_time(entry.value.cron, now + EARLY_SEND)
     late = now - scheduled_for
     missed = late > grace()
     fire = _claim(agent, schedule_id, scheduled_for, manual=False, missed=missed)

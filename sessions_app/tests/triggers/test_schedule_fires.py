@@ -52,6 +52,15 @@ def test_a_second_beats_message_for_the_same_fire_time_starts_nothing(clock):
 
 
 @pytest.mark.django_db
+def test_a_beat_that_sends_a_moment_early_names_the_same_fire_time_as_one_on_time(clock):
+    early = fire_schedule(clock, "minutely", now=datetime(2026, 12, 1, 12, 0, 59, 400_000, tzinfo=UTC))
+    on_time = fire_schedule(clock, "minutely", now=datetime(2026, 12, 1, 12, 1, 0, 200_000, tzinfo=UTC))
+    assert early is not None and early.scheduled_for == datetime(2026, 12, 1, 12, 1, tzinfo=UTC)
+    assert on_time is None
+    assert Session.objects.filter(agent__slug=clock).count() == 1
+
+
+@pytest.mark.django_db
 def test_a_fire_later_than_the_grace_is_skipped_and_logged_never_run_late(clock, settings):
     settings.PLATFORM = {**settings.PLATFORM, "SCHEDULE_GRACE_SECONDS": 5}
     fire = fire_schedule(clock, "minutely", now=datetime(2026, 12, 1, 12, 1, 9, tzinfo=UTC))
