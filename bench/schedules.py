@@ -37,8 +37,8 @@ def _at(text: str) -> datetime:
 
 def bench_schedule_lag(processes: Processes, stack: Stack, env: dict[str, str], fires: int) -> list[Row]:
     """Start a beat, wait for ``fires`` fires of the ticker's schedule, stop the beat."""
-    # The sessions belong to the agent's `schedule` principal in the shared-agents tenant.
-    manage(["tenant", "create", "local"], env)
+    # The sessions belong to the agent's `schedule` principal in the shared-agents tenant
+    # (`local`, made by run.py's stack).
     token = manage(["token", "create", "local", "schedule"], env).strip().splitlines()[-1].strip()
     api = stack.api(token)
     beat = processes.start("beat", [PYTHON, "-m", "celery", "-A", "agent_platform", "beat", "--loglevel=WARNING"], env)

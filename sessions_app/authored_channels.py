@@ -34,6 +34,7 @@ from agents import sdk
 from agents.discovery import AgentSurface
 from agents.models import Agent
 from sessions_app import services
+from sessions_app.channel_state import listed_token
 from sessions_app.host import host_for_agent
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Admission, Session, SessionMode
@@ -188,8 +189,10 @@ class ChannelSender:
                 self.continued = True
         except services.SessionError as error:
             raise sdk.SessionRefused(str(error), code=error.code, status=error.status) from None
-        session.refresh_from_db(fields=["continuation_token"])
-        self.last = {"sessionId": session.pk, "continuationToken": session.continuation_token or "", "turnId": turn.pk}
+        session.refresh_from_db(fields=["continuation_token", "continuation_key"])
+        # A keyed session's token is "<channel>:<key>" (as listed); a keyless one's the opaque HTTP token.
+        token = listed_token(session) or ""
+        self.last = {"sessionId": session.pk, "continuationToken": token, "turnId": turn.pk}
         return self.last
 
     def _keyed(self, key: str | None) -> Session | None:
