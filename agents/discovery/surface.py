@@ -240,18 +240,26 @@ def _connection_info(name: str, entry: Entry[sdk.McpConnection]) -> dict[str, An
 
 
 def _channel_info(slug: str, name: str, entry: Entry[sdk.Channel]) -> dict[str, Any]:
+    routes = [
+        {
+            "method": route.method,
+            "path": route.path,
+            "url": f"/{slug}/v1/channels/{name}{route.path}",
+            "description": route.description,
+            "bodySchema": route.body.model_json_schema() if route.body is not None else None,
+        }
+        for route in entry.value.routes
+    ]
+    pack = entry.value.pack
+    if pack is not None and pack.path:  # the platform serves a pack's one route itself
+        url = f"/{slug}/v1/channels/{name}{pack.path}"
+        routes.append(
+            {"method": "POST", "path": pack.path, "url": url, "description": pack.description, "bodySchema": None}
+        )
     return {
         "name": name,
-        "routes": [
-            {
-                "method": route.method,
-                "path": route.path,
-                "url": f"/{slug}/v1/channels/{name}{route.path}",
-                "description": route.description,
-                "bodySchema": route.body.model_json_schema() if route.body is not None else None,
-            }
-            for route in entry.value.routes
-        ],
+        "pack": pack.kind if pack is not None else None,
+        "routes": routes,
         "events": list(entry.value.events),
         "extension": entry.extension,
     }

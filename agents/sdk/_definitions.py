@@ -245,6 +245,9 @@ class Pack:
 
     kind: str
     options: Mapping[str, Any] = field(default_factory=dict)
+    # The one route the platform serves for it (``POST <path>``), and what it is for.
+    path: str = ""
+    description: str = ""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ PROGRESS_KINDS = ("commit_status", "banner")
 # The session events the pack follows to keep its check run, banner and reactions.
 TRACKED_EVENTS = ("turn.started", "message.completed", "turn.completed", "turn.failed")
 
+GITHUB_ROUTE = "GitHub's webhook payload URL: the X-Hub-Signature-256 signature, no bearer token."
+
 
 def _track(event: dict[str, Any], channel: Any, ctx: Any) -> None:
     """Default handler: the platform's client keeps the PR's check run and banner."""
@@ -90,4 +92,4 @@ def github_channel(
     }
     handlers: dict[str, Callable[..., Any]] = {event_type: _track for event_type in TRACKED_EVENTS}
     handlers.update(events or {})
-    return Channel(events=handlers, pack=Pack("github", options))
+    return Channel(events=handlers, pack=Pack("github", options, "/webhook", GITHUB_ROUTE))

@@ -19,6 +19,8 @@ SLACK_API_URL = "https://slack.com/api"
 TURN_INTERRUPTED = "turn interrupted"
 MAX_ERROR_REPLY_CHARS = 200
 
+SLACK_ROUTE = "Slack's Events API request URL: Slack's signature, no bearer token."
+
 
 def slack_thread(channel: ChannelSession) -> tuple[str, str] | None:
     """``(channel id, thread ts)`` of a Slack pack session, from its continuation token
@@ -85,4 +87,6 @@ def slack_channel(
     for event_type, handler in (events or {}).items():
         _require_callable(handler, f"the handler for {event_type!r}")
     options = {"signing_secret": signing_secret, "bot_token": bot_token, "api_url": api_url.rstrip("/")}
-    return Channel(events={**SLACK_DEFAULT_EVENTS, **(events or {})}, pack=Pack("slack", options))
+    return Channel(
+        events={**SLACK_DEFAULT_EVENTS, **(events or {})}, pack=Pack("slack", options, "/events", SLACK_ROUTE)
+    )

@@ -55,6 +55,16 @@ def test_v1_info_is_the_same_document_as_agent_info_json(alice, client_for, slug
     assert response.json()["diagnostics"] == []
 
 
+def test_v1_info_lists_a_packs_webhook_url(alice, client_for):
+    channels = {c["name"]: c for c in client_for(alice).get("/support/v1/info").json()["channels"]}
+
+    assert channels["web"]["pack"] is None
+    assert channels["slack"]["pack"] == "slack"
+    [route] = channels["slack"]["routes"]
+    assert (route["method"], route["url"]) == ("POST", "/support/v1/channels/slack/events")
+    assert "signature" in route["description"]
+
+
 def test_the_tool_routes_list_tools_and_name_the_available_ones_on_a_miss(alice, client_for, agents_dir):
     client = client_for(alice)
     tools = client.get("/echo/v1/tools").json()["tools"]

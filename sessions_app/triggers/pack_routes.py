@@ -1,19 +1,24 @@
-"""The route each channel pack serves (``sdk.Pack.kind`` → method, path, handler)."""
+"""The route each channel pack serves: ``POST <pack.path>`` (the path the pack function
+gives its ``sdk.Pack``, which ``/v1/info`` lists) and the handler of its kind."""
 
 from __future__ import annotations
 
-from agents import sdk
-from sessions_app.triggers import github, slack
-from sessions_app.triggers.packs import PackRoute
+from collections.abc import Callable
 
-PACK_ROUTES = {
-    "slack": PackRoute("POST", "/events", slack.handle_events),
-    "github": PackRoute("POST", "/webhook", github.handle_webhook),
+from agents import sdk
+from sessions_app.authored_channels import ChannelAnswer
+from sessions_app.triggers import github, slack
+from sessions_app.triggers.packs import PackCall, PackRoute
+
+PACK_HANDLERS: dict[str, Callable[[PackCall], ChannelAnswer]] = {
+    "slack": slack.handle_events,
+    "github": github.handle_webhook,
 }
 
 
 def pack_route(channel: sdk.Channel) -> PackRoute | None:
     """The route a pack channel serves; None for an authored channel."""
-    if channel.pack is None:
+    pack = channel.pack
+    if pack is None or pack.kind not in PACK_HANDLERS:
         return None
-    return PACK_ROUTES.get(channel.pack.kind)
+    return PackRoute("POST", pack.path, PACK_HANDLERS[pack.kind])

@@ -564,7 +564,9 @@ async function runSchedule(scheduleId) {
 // ------------------------------------------------------------------ channel routes: slash commands and Try forms
 
 function buildCommands() {
-  const routes = (state.info.channels || []).flatMap((channel) => (channel.routes || []).map((route) => ({ ...route, channel: channel.name })));
+  // A pack's route (Slack, GitHub) answers only its source's signed deliveries: listed on the Surface tab, not tried here.
+  const authored = (state.info.channels || []).filter((channel) => !channel.pack);
+  const routes = authored.flatMap((channel) => (channel.routes || []).map((route) => ({ ...route, channel: channel.name })));
   // A route's command is its path ("/drive" -> /drive); the channel, then the method,
   // join the name only when two routes would otherwise share it.
   const namings = [
