@@ -1,4 +1,4 @@
-"""``github``: the GitHub pack as sessions_app/tests/test_github_pack.py drives it, against
+"""``github``: the GitHub pack as sessions_app/tests/triggers/github/test_github_pack.py drives it, against
 a local fake GitHub whose URL the test puts in ``HUBBOT_GITHUB_API`` before the worker
 starts (read when the tree is discovered, in each process)."""
 

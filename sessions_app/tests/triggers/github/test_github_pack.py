@@ -17,7 +17,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from sessions_app.models import InboundDelivery, Session
-from sessions_app.tests.fake_github import FakeGitHub
+from sessions_app.tests.triggers.github.fake_github import FakeGitHub
 from sessions_app.triggers import github as github_trigger
 
 # The worker inherits os.environ when it starts (after collection): the fake's URL and the

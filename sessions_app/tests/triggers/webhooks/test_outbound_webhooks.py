@@ -11,7 +11,7 @@ from django.test import Client
 
 from agent_platform.tests.factories import admin_url, staff_user_for
 from sessions_app.models import WebhookDelivery, WebhookDeliveryStatus, WebhookSubscription
-from sessions_app.tests.webhook_receiver import receiver
+from sessions_app.tests.triggers.webhooks.webhook_receiver import receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

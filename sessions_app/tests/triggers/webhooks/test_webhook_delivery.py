@@ -16,7 +16,7 @@ from agents.tests.trees import INSTRUCTIONS, write_tree
 from sessions_app.dispatch import dispatch_pending
 from sessions_app.models import WebhookDelivery, WebhookDeliveryStatus, WebhookSubscription
 from sessions_app.tests.factories import SessionFactory
-from sessions_app.tests.webhook_receiver import receiver
+from sessions_app.tests.triggers.webhooks.webhook_receiver import receiver
 from sessions_app.triggers.webhooks import deliver, sweep_due
 
 AGENT = """
