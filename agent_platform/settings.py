@@ -440,6 +440,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 15.0,
         "options": {"expires": 15, "queue": _MAINTENANCE_QUEUE},
     },
+    # Eval runs whose worker died: resumed or failed (sessions_app.evals.runs).
+    "sweep-eval-runs": {
+        "task": "sessions_app.tasks.sweep_eval_runs",
+        "schedule": 10.0,
+        "options": {"expires": 10, "queue": _MAINTENANCE_QUEUE},
+    },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",
         "schedule": 600.0,

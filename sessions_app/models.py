@@ -397,6 +397,9 @@ class EvalRun(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
+    # The worker running the batch renews this; past it, the sweep resumes or fails the run.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["-created_at"]

@@ -38,6 +38,8 @@ class TaskName(StrEnum):
     FIRE_SCHEDULE = "sessions_app.tasks.fire_schedule"
     DELIVER_WEBHOOK = "sessions_app.tasks.deliver_webhook"
     SWEEP_WEBHOOK_DELIVERIES = "sessions_app.tasks.sweep_webhook_deliveries"
+    RUN_EVALS = "sessions_app.tasks.run_evals"
+    SWEEP_EVAL_RUNS = "sessions_app.tasks.sweep_eval_runs"
 
 
 class QueueKind(StrEnum):
@@ -57,6 +59,8 @@ KIND_OF_TASK = {
     TaskName.FIRE_SCHEDULE: QueueKind.SCHEDULES,
     TaskName.DELIVER_WEBHOOK: QueueKind.HOOKS,
     TaskName.SWEEP_WEBHOOK_DELIVERIES: QueueKind.MAINTENANCE,
+    TaskName.RUN_EVALS: QueueKind.SCHEDULES,
+    TaskName.SWEEP_EVAL_RUNS: QueueKind.MAINTENANCE,
 }
 
 

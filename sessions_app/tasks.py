@@ -14,6 +14,7 @@ from django.db import InterfaceError, OperationalError
 
 from agent_platform.conf import platform_settings
 from sessions_app.dispatch import dispatch_pending, sweep_undispatched
+from sessions_app.evals import runs as eval_runs
 from sessions_app.maintenance import prune_log_lines as prune
 from sessions_app.queues import TaskName, send
 from sessions_app.scheduling import AgentAtCapacity, TurnDeferred
@@ -98,3 +99,16 @@ def deliver_webhook(delivery_id: str) -> str | None:
 def sweep_webhook_deliveries() -> int:
     """Retry the outbound webhook deliveries that are due (beat)."""
     return sweep_due()
+
+
+# acks_late: a run whose worker died is redelivered; its lease sweep resumes it too.
+@shared_task(name=TaskName.RUN_EVALS, acks_late=True, reject_on_worker_lost=True)
+def run_evals(run_id: str) -> None:
+    """Run an eval run's unfinished cases (idempotent: a finished run does nothing)."""
+    eval_runs.execute_run(run_id)
+
+
+@shared_task(name=TaskName.SWEEP_EVAL_RUNS)
+def sweep_eval_runs() -> int:
+    """Resume or fail eval runs whose worker died (beat)."""
+    return eval_runs.sweep_runs()

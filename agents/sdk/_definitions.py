@@ -489,10 +489,16 @@ class EvalCase:
     description: str | None = None
     tags: tuple[str, ...] = ()
     timeout: float | None = None
+    repeat: int = 1
 
 
 def define_eval(
-    *, test: Handler, description: str | None = None, tags: Sequence[str] = (), timeout: float | None = None
+    *,
+    test: Handler,
+    description: str | None = None,
+    tags: Sequence[str] = (),
+    timeout: float | None = None,
+    repeat: int = 1,
 ) -> EvalCase:
     """An eval case; ``test`` is ``async def test(t)`` using ``t.send``, ``t.reply``, ``t.called``...
 
@@ -502,7 +508,9 @@ def define_eval(
     _require_callable(test, "test")
     if len(inspect.signature(test).parameters) != 1:
         raise DefinitionError("an eval's test takes one argument, t")
-    return EvalCase(test, description, tuple(tags), timeout)
+    if repeat < 1:
+        raise DefinitionError(f"repeat must be at least 1, not {repeat!r}")
+    return EvalCase(test, description, tuple(tags), timeout, repeat)
 
 
 @dataclass(frozen=True)
@@ -513,10 +521,16 @@ class EvalsConfig:
     tags: tuple[str, ...] = ()
     timeout: float | None = None
     model: str | None = None
+    repeat: int = 1
 
 
 def define_evals_config(
-    *, max_concurrency: int = 4, tags: Sequence[str] = (), timeout: float | None = None, model: str | None = None
+    *,
+    max_concurrency: int = 4,
+    tags: Sequence[str] = (),
+    timeout: float | None = None,
+    model: str | None = None,
+    repeat: int = 1,
 ) -> EvalsConfig:
     """Eval settings: concurrency, default tags, per-case timeout, model override.
 
@@ -525,4 +539,6 @@ def define_evals_config(
     """
     if max_concurrency < 1:
         raise DefinitionError(f"max_concurrency must be at least 1, not {max_concurrency!r}")
-    return EvalsConfig(max_concurrency, tuple(tags), timeout, model)
+    if repeat < 1:
+        raise DefinitionError(f"repeat must be at least 1, not {repeat!r}")
+    return EvalsConfig(max_concurrency, tuple(tags), timeout, model, repeat)

@@ -3,6 +3,7 @@ from django.urls import path, re_path
 from sessions_app.api import (
     artifact_views,
     channel_views,
+    eval_views,
     reminder_views,
     schedule_views,
     stream_views,
@@ -31,6 +32,11 @@ urlpatterns = [
     path("artifacts", artifact_views.ArtifactListView.as_view(), name="artifact-list"),
     path("dev/schedules/<str:schedule_id>", schedule_views.DevScheduleRunView.as_view(), name="dev-schedule-run"),
     path("artifacts/<str:artifact_id>/content", artifact_views.ArtifactContentView.as_view(), name="artifact-content"),
+    # Evals: session-API auth, in every mode.
+    path("dev/evals", eval_views.EvalListView.as_view(), name="dev-eval-list"),
+    path("dev/evals/runs", eval_views.EvalRunsView.as_view(), name="dev-eval-runs"),
+    path("dev/evals/runs/<str:run_id>", eval_views.EvalRunView.as_view(), name="dev-eval-run"),
+    path("dev/evals/runs/<str:run_id>/cancel", eval_views.EvalRunCancelView.as_view(), name="dev-eval-run-cancel"),
     # Dev mode only (404 otherwise): reminders fired by hand.
     path("dev/reminders", reminder_views.DevReminderListView.as_view(), name="dev-reminder-list"),
     path("dev/reminders/<str:reminder_id>", reminder_views.DevReminderFireView.as_view(), name="dev-reminder-fire"),

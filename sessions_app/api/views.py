@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
+from agent_platform.errors import ApiError
 from agents.api.base import AgentView
 from agents.events import EventType
 from sessions_app import approvals, services
@@ -33,7 +34,7 @@ from sessions_app.api.serializers import (
 )
 from sessions_app.channel_state import InvalidContinuationToken
 from sessions_app.eventlog import read_events
-from sessions_app.models import Event, Session, Turn
+from sessions_app.models import Event, Session, SessionPurpose, Turn
 
 MAX_SESSIONS_LISTED = 200
 
@@ -45,13 +46,21 @@ class SessionListView(AgentView):
         parameters=[
             OpenApiParameter(
                 "limit", NON_NEGATIVE_INT, description=f"Default 50; a larger value means {MAX_SESSIONS_LISTED}."
-            )
+            ),
+            OpenApiParameter(
+                "purpose", str, enum=["live", "eval"], description="Default live: eval sessions stay out."
+            ),
         ],
         responses=inline_serializer("SessionList", {"sessions": SessionSerializer(many=True)}),
     )
     def get(self, request: Request, agent_slug: str) -> Response:
         limit = non_negative_int(request, "limit", 50, MAX_SESSIONS_LISTED)
         sessions = visible_sessions(Session.objects.select_related("agent").filter(agent=self.agent), caller(request))
+        # Eval sessions stay out of the list unless asked for (``?purpose=eval``).
+        purpose = request.query_params.get("purpose")
+        if purpose not in (None, SessionPurpose.LIVE, SessionPurpose.EVAL):
+            raise ApiError(400, "invalid_request", "purpose must be live or eval.")
+        sessions = sessions.filter(purpose=purpose or SessionPurpose.LIVE)
         return Response({"sessions": SessionSerializer(sessions[:limit], many=True).data})
 
 

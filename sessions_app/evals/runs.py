@@ -1,0 +1,317 @@
+"""Eval runs: created by ``POST .../dev/evals/runs``, run by one Celery task (schedules
+queue) that drives its cases with asyncio, at most ``max_concurrency`` at once.
+
+One task per run rather than one per case: the concurrency limit is then a semaphore in
+one process (no counter in the database to leak when a worker dies), and the run's
+lease is one row the task renews. A run whose worker died (lease past) is resumed by
+the sweep (its unfinished cases run again) at most ``MAX_RESUMES`` times, then failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from functools import partial
+from typing import Any
+
+from django.db import IntegrityError, close_old_connections, connections, transaction
+from django.utils import timezone
+
+from agent_platform.conf import platform_settings
+from agent_platform.errors import DomainError
+from agent_platform.models import Principal
+from agents import eval_engine as engine
+from agents.discovery import AgentSurface
+from agents.models import Agent
+from agents.registry import surface_for
+from sessions_app import services
+from sessions_app.eventlog import read_events
+from sessions_app.models import (
+    EvalRun,
+    EvalRunStatus,
+    Session,
+    SessionMode,
+    SessionPurpose,
+    Turn,
+    TurnStatus,
+)
+from sessions_app.queues import TaskName, send
+
+logger = logging.getLogger(__name__)
+
+LEASE_SECONDS = 20
+HEARTBEAT_SECONDS = 2.0
+POLL_SECONDS = 0.05
+MAX_RESUMES = 2
+ACTIVE = (EvalRunStatus.QUEUED, EvalRunStatus.RUNNING)
+
+
+class NoCaseMatches(DomainError):
+    status, code = 404, "no_eval_case"
+
+
+class EvalRunRunning(DomainError):
+    status, code = 409, "eval_run_running"
+
+
+class EvalRunNotFound(DomainError):
+    status, code = 404, "not_found"
+
+
+class EvalRunNotRunning(DomainError):
+    status, code = 409, "eval_run_not_running"
+
+
+def snapshot(run: EvalRun) -> dict[str, Any]:
+    """A run as the routes answer it."""
+    cases = list(run.results)
+    status = EvalRunStatus.RUNNING if run.status == EvalRunStatus.QUEUED else run.status
+    return {
+        "runId": run.pk,
+        "status": str(status),
+        "createdAt": run.created_at.isoformat(),
+        "finishedAt": run.ended_at.isoformat() if run.ended_at else None,
+        "filterIds": list(run.options.get("filterIds", [])),
+        "tags": list(run.options.get("tags", [])),
+        "summary": engine.summarize(cases),
+        "cases": cases,
+        "error": run.error or None,
+    }
+
+
+def session_title(run_id: str, case_id: str) -> str:
+    """Eval sessions are found by their run through their title."""
+    return f"eval:{run_id}:{case_id}"
+
+
+def create_run(
+    agent: Agent, surface: AgentSurface, principal: Principal, filter_ids: list[str], tags: list[str]
+) -> EvalRun:
+    """Start a run of the matching cases (queued for a worker).
+
+    Raises:
+        NoCaseMatches: nothing matches the filters.
+        EvalRunRunning: a run of this agent is active for this tenant.
+    """
+    case_ids = engine.select_cases(surface, filter_ids, tags)
+    if not case_ids:
+        raise NoCaseMatches("No eval case matches filterIds and tags.")
+    config = surface.evals_config
+    run = EvalRun(
+        tenant_id=principal.tenant_id,
+        agent=agent,
+        principal=principal,
+        status=EvalRunStatus.RUNNING,
+        options={
+            "filterIds": filter_ids,
+            "tags": tags,
+            "maxConcurrency": config.max_concurrency if config else 4,
+            "resumes": 0,
+        },
+        results=[engine.pending_result(case_id) for case_id in case_ids],
+        summary={},
+        started_at=timezone.now(),
+        lease_expires_at=timezone.now() + timedelta(seconds=LEASE_SECONDS),
+    )
+    try:
+        with transaction.atomic():
+            run.save(force_insert=True)
+            transaction.on_commit(lambda: send(TaskName.RUN_EVALS, run.pk))
+    except IntegrityError:
+        raise EvalRunRunning("An eval run of this agent is running; cancel it or wait.") from None
+    return run
+
+
+def cancel_run(run: EvalRun) -> EvalRun:
+    """Cancel a running run: its unfinished cases become ``cancelled`` and the running
+    turns of its sessions are stopped.
+
+    Raises:
+        EvalRunNotRunning: the run already finished.
+    """
+    with transaction.atomic():
+        run = EvalRun.objects.select_for_update().get(pk=run.pk)
+        if run.status not in ACTIVE:
+            raise EvalRunNotRunning(f"Run {run.pk} is {run.status}, not running.")
+        for case in run.results:
+            if case["status"] not in engine.FINISHED:
+                case["status"], case["error"] = engine.CANCELLED, "run cancelled"
+        run.status, run.ended_at = EvalRunStatus.CANCELLED, timezone.now()
+        run.summary = engine.summarize(run.results)
+        run.save(update_fields=["status", "ended_at", "results", "summary"])
+    stop_run_sessions(run.pk)
+    return run
+
+
+def stop_run_sessions(run_id: str) -> None:
+    sessions = Session.objects.filter(
+        purpose=SessionPurpose.EVAL,
+        title__startswith=f"eval:{run_id}:",
+        turns__status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED),
+    ).distinct()
+    for session in sessions:
+        services.stop_session(session, drop_queued=True)
+
+
+def _record(run_id: str, result: dict[str, Any]) -> bool:
+    """Persist one finished case; False when the run is no longer running (cancelled)."""
+    with transaction.atomic():
+        run = EvalRun.objects.select_for_update().get(pk=run_id)
+        if run.status not in ACTIVE:
+            return False
+        run.results = [result if case["id"] == result["id"] else case for case in run.results]
+        run.summary = engine.summarize(run.results)
+        run.lease_expires_at = timezone.now() + timedelta(seconds=LEASE_SECONDS)
+        run.save(update_fields=["results", "summary", "lease_expires_at"])
+    return True
+
+
+def _renew(run_id: str) -> bool:
+    """Extend the lease; False when the run stopped being active (cancelled)."""
+    lease = timezone.now() + timedelta(seconds=LEASE_SECONDS)
+    return bool(EvalRun.objects.filter(pk=run_id, status__in=ACTIVE).update(lease_expires_at=lease))
+
+
+def _finish(run_id: str, status: str, error: str = "") -> None:
+    with transaction.atomic():
+        run = EvalRun.objects.select_for_update().get(pk=run_id)
+        if run.status not in ACTIVE:
+            return
+        if status == EvalRunStatus.FAILED:
+            for case in run.results:
+                if case["status"] not in engine.FINISHED:
+                    case["status"], case["error"] = engine.ERROR, error
+        run.status, run.error, run.ended_at = status, error, timezone.now()
+        run.summary = engine.summarize(run.results)
+        run.save(update_fields=["status", "error", "ended_at", "results", "summary"])
+
+
+class PlatformDriver:
+    """One attempt's session: started at the first send (chat, purpose eval, owned by
+    the run's principal), each turn run by a worker; waits until the turn settles."""
+
+    def __init__(self, run: EvalRun, surface: AgentSurface, case_id: str) -> None:
+        self.run, self.surface, self.case_id = run, surface, case_id
+        self.session: Session | None = None
+        self.stopped = threading.Event()
+
+    def _send(self, message: str) -> engine.SettledTurn:
+        try:
+            if self.session is None:
+                config = self.surface.evals_config
+                self.session, turn = services.start_session(
+                    self.run.agent,
+                    self.surface,
+                    self.run.principal,  # type: ignore[arg-type]
+                    message=message,
+                    mode=SessionMode.CHAT,
+                    purpose=SessionPurpose.EVAL,
+                    title=session_title(self.run.pk, self.case_id),
+                    default_model=(config.model if config and config.model else platform_settings.DEFAULT_MODEL),
+                )
+            else:
+                self.session = Session.objects.get(pk=self.session.pk)
+                turn = services.continue_session(self.session, message=message)
+            while not self.stopped.is_set():
+                status = Turn.objects.filter(pk=turn.pk).values_list("status", flat=True).first()
+                if status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
+                    break
+                time.sleep(POLL_SECONDS)
+            events = [e.as_record() for e in read_events(self.session.pk) if e.turn_id == turn.pk]
+            return engine.SettledTurn(self.session.pk, events)
+        finally:
+            connections.close_all()
+
+    async def send(self, message: str, options: dict[str, Any]) -> engine.SettledTurn:
+        return await asyncio.get_running_loop().run_in_executor(None, self._send, message)
+
+    def _stop(self) -> None:
+        try:
+            if self.session is not None:
+                services.stop_session(self.session, drop_queued=True)
+        finally:
+            connections.close_all()
+
+    async def stop(self) -> None:
+        self.stopped.set()
+        await asyncio.get_running_loop().run_in_executor(None, self._stop)
+
+
+def execute_run(run_id: str) -> None:
+    """The task's body: run the run's unfinished cases (a resumed run skips finished ones)."""
+    close_old_connections()
+    run = EvalRun.objects.select_related("agent", "principal").filter(pk=run_id).first()
+    if run is None or run.status not in ACTIVE:
+        return
+    try:
+        surface = surface_for(run.agent)
+        todo = [c["id"] for c in run.results if c["status"] not in engine.FINISHED and c["id"] in surface.evals]
+        missing = [c["id"] for c in run.results if c["status"] not in engine.FINISHED and c["id"] not in surface.evals]
+        for case_id in missing:
+            _record(
+                run_id, {**engine.pending_result(case_id), "status": engine.ERROR, "error": "case no longer exists"}
+            )
+        limit = int(run.options.get("maxConcurrency") or 4)
+        asyncio.run(_run_async(run, surface, todo, limit))
+    except Exception as broke:
+        logger.exception("eval run %s failed", run_id)
+        _finish(run_id, EvalRunStatus.FAILED, f"{type(broke).__name__}: {broke}")
+        return
+    _finish(run_id, EvalRunStatus.COMPLETED)
+
+
+async def _run_async(run: EvalRun, surface: AgentSurface, todo: list[str], limit: int) -> None:
+    loop = asyncio.get_running_loop()
+    executor = ThreadPoolExecutor(max_workers=limit * 2 + 2, thread_name_prefix=f"eval-{run.pk}")
+    loop.set_default_executor(executor)
+
+    async def on_result(result: dict[str, Any]) -> None:
+        await loop.run_in_executor(None, _closing, _record, run.pk, result)
+
+    work = asyncio.ensure_future(
+        engine.run_cases(surface, todo, lambda case_id: PlatformDriver(run, surface, case_id), on_result, limit)
+    )
+    try:
+        while not work.done():
+            await asyncio.wait([work], timeout=HEARTBEAT_SECONDS)
+            if not work.done() and not await loop.run_in_executor(None, _closing, _renew, run.pk):
+                work.cancel()  # cancelled: each case's driver stops its session
+        if not work.cancelled():
+            work.result()
+    except asyncio.CancelledError:
+        pass
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _closing(function: Any, *args: Any) -> Any:
+    try:
+        return function(*args)
+    finally:
+        connections.close_all()
+
+
+def sweep_runs() -> int:
+    """Beat: a running run whose lease ran out (its worker died) is resumed, or failed
+    after ``MAX_RESUMES``; answers how many it touched."""
+    touched = 0
+    stale = EvalRun.objects.filter(status__in=ACTIVE, lease_expires_at__lt=timezone.now())
+    for run_id in stale.values_list("pk", flat=True):
+        with transaction.atomic():
+            run = EvalRun.objects.select_for_update().filter(pk=run_id, status__in=ACTIVE).first()
+            if run is None or run.lease_expires_at is None or run.lease_expires_at >= timezone.now():
+                continue
+            resumes = int(run.options.get("resumes", 0))
+            if resumes >= MAX_RESUMES:
+                transaction.on_commit(partial(_finish, run_id, EvalRunStatus.FAILED, "worker lost"))
+            else:
+                run.options = {**run.options, "resumes": resumes + 1}
+                run.lease_expires_at = timezone.now() + timedelta(seconds=LEASE_SECONDS)
+                run.save(update_fields=["options", "lease_expires_at"])
+                transaction.on_commit(partial(send, TaskName.RUN_EVALS, run_id))
+        touched += 1
+    return touched
