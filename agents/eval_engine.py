@@ -13,6 +13,7 @@ import logging
 import tempfile
 import time
 import traceback
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,16 +164,20 @@ async def run_attempt(case: EvalCase, driver: Driver, timeout: float | None) -> 
     """One run of the case's test; never raises (an authored raise is its status)."""
     t = CaseTest(driver)
     status, error = PASSED, None
+    # Not asyncio.wait_for: a turn that swallows its cancellation would make it return
+    # as if the case had finished in time.
+    task = asyncio.ensure_future(case.test(t))
     try:
-        if timeout:
-            await asyncio.wait_for(case.test(t), timeout)
-        else:
-            await case.test(t)
-    except TimeoutError:
-        t.signal.cancel()
-        status, error = TIMEOUT, f"timed out after {timeout:g}s"
-        await _quietly(driver.stop())
+        await asyncio.wait([task], timeout=timeout or None)
+        if not task.done():
+            t.signal.cancel()
+            task.cancel()
+            await _quietly(driver.stop())
+            await _quietly(asyncio.wait([task], timeout=5))
+            return Attempt(TIMEOUT, t.assertions, t.session_ids, f"timed out after {timeout or 0:g}s")
+        task.result()
     except asyncio.CancelledError:
+        task.cancel()
         t.signal.cancel()
         await _quietly(driver.stop())
         raise
@@ -326,11 +331,11 @@ class InProcessDriver:
         from agents.runtime.turn import TurnRequest, run_turn
 
         if not self.session_id:
-            self.session_id = f"ses_eval_{id(self):x}"
+            self.session_id = f"ses_local_{uuid.uuid4().hex[:12]}"
         sink = MemorySink()
         self._signal = Signal()
         session = SessionInfo(id=self.session_id, agent=self.surface.slug, purpose="eval")
-        turn_id = f"turn_{len(self.history)}_{id(sink):x}"
+        turn_id = f"turn_local_{uuid.uuid4().hex[:12]}"
         with tempfile.TemporaryDirectory(prefix="agent-eval-") as workspace:
             request = TurnRequest(
                 session=session,

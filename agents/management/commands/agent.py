@@ -39,7 +39,7 @@ SLACK_SETUP = """Slack app set-up (api.slack.com/apps > Create New App > From sc
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: validate, info, run, trajectory, init, serve, dispatch, slack, github."
+    help = "The agent CLI: validate, info, run, eval, trajectory, init, serve, dispatch, slack, github."
     # Each subcommand discovers the agents it uses and reports their diagnostics itself:
     # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
     requires_system_checks: list[str] = []
@@ -97,6 +97,19 @@ class Command(BaseCommand):
         dispatch.add_argument("--json", action="store_true", help="Print the result as JSON.")
         serve.add_argument("--host", default="127.0.0.1")
         serve.add_argument("--port", type=int, default=8000)
+        evaluate = actions.add_parser(
+            "eval",
+            help="Run the agent's eval cases (in this process, or through a server with --url); "
+            "exit 0 iff every selected case passed, 1 if any did not, 2 when nothing matched.",
+        )
+        evaluate.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir).")
+        evaluate.add_argument("--dir", type=Path, help="An agent folder (in-process runs).")
+        evaluate.add_argument("--filter", action="append", default=[], metavar="ID", help="A case id (repeatable).")
+        evaluate.add_argument("--tag", action="append", default=[], metavar="T", help="A tag (repeatable).")
+        evaluate.add_argument("--url", help="The platform's base URL: run through its routes.")
+        evaluate.add_argument("--token", help="A bearer token for --url.")
+        evaluate.add_argument("--json", action="store_true", help="Print the final snapshot on stdout.")
+        evaluate.add_argument("--junit", type=Path, metavar="FILE", help="Write a JUnit XML report.")
         slack = actions.add_parser("slack", help="The Slack pack: `agent slack help` prints the Slack app set-up.")
         slack.add_argument("topic", choices=["help"])
         slack.add_argument(
@@ -119,6 +132,8 @@ class Command(BaseCommand):
             self.trajectory(options["events"], as_json=options["json"])
         elif action == "dispatch":
             self.dispatch(options)
+        elif action == "eval":
+            self.evaluate(options)
         elif action == "init":
             self.init(options["name"], options["dir"] or Path(platform_settings.AGENTS_DIR))
         elif action == "slack":
@@ -232,6 +247,44 @@ class Command(BaseCommand):
             raise CommandError("the turn is waiting for approval; rerun with --approve or --deny", returncode=3)
         if result.outcome.status == "failed":
             raise CommandError(f"the turn failed: {result.outcome.failure}", returncode=1)
+
+    def evaluate(self, options: dict[str, Any]) -> None:
+        from agents import eval_cli
+
+        def progress(line: str) -> None:
+            self.stderr.write(line)
+            self.stderr.flush()
+
+        filters, tags = options["filter"], options["tag"]
+        try:
+            if options["url"]:
+                if not options["slug"]:
+                    raise CommandError("--url needs the agent's slug", returncode=2)
+                slug = options["slug"]
+                snapshot = eval_cli.run_remote(options["url"], slug, options["token"], filters, tags, progress)
+            else:
+                if options["token"]:
+                    raise CommandError("--token goes with --url", returncode=2)
+                surface = self._one_agent(options["slug"], options["dir"])
+                if surface.errors:
+                    for diagnostic in surface.errors:
+                        self.stderr.write(str(diagnostic))
+                    raise CommandError(f"{surface.slug} has errors; fix them first (agent validate)", returncode=2)
+                slug = surface.slug
+                snapshot = eval_cli.run_in_process(surface, filters, tags, progress)
+        except eval_cli.EvalUsageError as refused:
+            raise CommandError(str(refused), returncode=2) from refused
+        if options["junit"]:
+            eval_cli.write_junit(options["junit"], snapshot, slug)
+        if options["json"]:
+            self.stdout.write(json.dumps(snapshot, indent=2))
+        summary = snapshot["summary"]
+        self.stderr.write(
+            f"{snapshot['status']}: " + ", ".join(f"{count} {name}" for name, count in summary.items() if count)
+        )
+        code = eval_cli.exit_code(snapshot)
+        if code:
+            raise CommandError("not every selected case passed", returncode=code)
 
     def trajectory(self, source: str, *, as_json: bool) -> None:
         try:

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.sdk import define_eval
+from agents.sdk.evals import EvalTest, equals, includes
 
 
-async def test(t: Any) -> None:
+async def test(t: EvalTest) -> None:
     """Echo a greeting, then ask for Lyon's weather through the tool."""
-    reply = await t.send("hello")
-    assert reply == "echo: hello"
+    turn = await t.send("hello")
+    t.check(turn.message, equals("echo: hello"))
 
-    reply = await t.send('/call get_weather {"city": "Lyon"}')
-    assert t.called("get_weather")
-    assert "Lyon" in reply
-    assert t.succeeded()
+    turn = await t.send('/call get_weather {"city": "Lyon"}')
+    t.called("get_weather", times=1, args={"city": includes("Ly")})
+    t.check(t.reply, includes("Lyon"))
+    t.succeeded()
 
 
 case = define_eval(test=test, description="echo and one get_weather call", tags=["smoke"])

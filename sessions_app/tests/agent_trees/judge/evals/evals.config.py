@@ -1,0 +1,3 @@
+from agents.sdk import define_evals_config
+
+config = define_evals_config(max_concurrency=2)

@@ -1,0 +1,11 @@
+from typing import Any
+
+from agents.sdk import define_eval
+
+
+async def test(t: Any) -> None:
+    await t.send("/sleep 1")
+    t.succeeded()
+
+
+case = define_eval(test=test, tags=["parallel"])
