@@ -4,7 +4,7 @@ from agents.sdk import define_eval
 
 
 async def test(t: Any) -> None:
-    await t.send("/sleep 1")
+    await t.send("/sleep 1\nslept")
     t.succeeded()
 
 
