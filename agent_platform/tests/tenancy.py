@@ -13,7 +13,17 @@ from agent_platform.models import ApiToken, Principal
 from agents.models import Agent, AgentSource
 from agents.registry import get_agent, surface_for
 from sessions_app import approvals, services
-from sessions_app.models import Approval, Artifact, KVEntry, LogLine, Session, StoredFile, Turn
+from sessions_app.models import (
+    Approval,
+    Artifact,
+    EvalRun,
+    EvalRunStatus,
+    KVEntry,
+    LogLine,
+    Session,
+    StoredFile,
+    Turn,
+)
 
 
 @dataclass
@@ -26,6 +36,7 @@ class Seeded:
     artifact: Artifact
     private_agent: Agent
     token_prefix: str
+    eval_run_id: str = ""
     markers: list[str] = field(default_factory=list)
 
     def leaked(self, body: bytes | str, sent: str = "") -> list[str]:
@@ -78,6 +89,13 @@ def seed(owner: Principal) -> Seeded:
         level="INFO", logger="agents.test", message=f"log-{secret}", tenant=owner.tenant, agent_slug="weather"
     )
     row, _ = ApiToken.issue(owner, f"token-{secret}")
+    eval_run = EvalRun.objects.create(
+        tenant=owner.tenant,
+        agent=weather,
+        principal=owner,
+        status=EvalRunStatus.COMPLETED,
+        results=[{"id": "smoke/echo", "status": "failed", "error": f"evalrun-{secret}", "assertions": []}],
+    )
     return Seeded(
         session=session,
         turn=turn,
@@ -85,7 +103,10 @@ def seed(owner: Principal) -> Seeded:
         artifact=artifact,
         private_agent=private,
         token_prefix=row.prefix,
+        eval_run_id=eval_run.pk,
         markers=[
+            eval_run.pk,
+            f"evalrun-{secret}",
             session.pk,
             session.continuation_token or session.pk,
             turn.pk,

@@ -75,6 +75,7 @@ def _path_parameters(operation: Any, own: Seeded, other: Seeded, mode: Generatio
             "call_id": data.approval.call_id,
             "artifact_id": data.artifact.pk,
             "tool_name": "get_weather",
+            "run_id": data.eval_run_id,
         }
         names = set(re.findall(r"{(\w+)}", operation.path)) - {"agent_slug"}
         choices.append({"agent_slug": "weather", **{name: values[name] for name in names if name in values}})

@@ -105,6 +105,7 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
         "prefix": data.token_prefix,
         "reminder_id": "rem_probe",
         "schedule_id": "probe",
+        "run_id": data.eval_run_id,
     }
     url = operation.path.format(**params)
     if "sessionId" in operation.query_names:
@@ -122,14 +123,16 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
 
 def _is_dev_only(operation: Operation) -> bool:
     """Dev mode's routes: outside it (as here) they do not exist, 404 whatever the credentials."""
-    return "/v1/dev/" in operation.path
+    return "/v1/dev/" in operation.path and "/v1/dev/evals" not in operation.path
 
 
 def _expected(operation: Operation, slug: str, data: Seeded, body: dict[str, Any] | None) -> set[int]:
     if slug == data.private_agent.slug or _is_dev_only(operation):
         return {404}  # another tenant's agent does not exist for the caller
-    if "{prefix}" in operation.path:
-        return {404}  # token prefixes are looked up among the caller's own tokens
+    if "{prefix}" in operation.path or "{run_id}" in operation.path:
+        return {404}  # token prefixes and eval runs are looked up in the caller's own tenant
+    if operation.path.endswith("/dev/evals/runs") and body is not None:
+        return {202, 409}  # a run of the caller's own tenant (one at a time)
     if "{session_id}" in operation.path or "{artifact_id}" in operation.path:
         return {403}
     if body is not None and operation.path.endswith("/tools/{tool_name}"):

@@ -95,14 +95,15 @@ class EvalRunsView(AgentView):
         found = EvalRun.objects.filter(agent=self.agent, tenant_id=tenant_id).order_by("-created_at")[:50]
         return Response({"runs": [runs.snapshot(run) for run in found]})
 
-    @extend_schema(request=RUN_REQUEST, responses={202: SNAPSHOT, 400: ERROR, 404: ERROR, 409: ERROR})
+    @extend_schema(
+        operation_id="eval_runs_create",
+        request=RUN_REQUEST,
+        responses={202: SNAPSHOT, 400: ERROR, 404: ERROR, 409: ERROR},
+    )
     def post(self, request: Request, agent_slug: str) -> Response:
         data = request.data if isinstance(request.data, dict) else None
         if data is None:
             raise ApiError(400, "invalid_request", "The body must be a JSON object.")
-        unknown = sorted(set(data) - {"filterIds", "tags"})
-        if unknown:
-            raise ApiError(400, "invalid_request", f"Unknown field(s): {', '.join(unknown)}.")
         filter_ids, tags = _string_list(data, "filterIds"), _string_list(data, "tags")
         run = runs.create_run(self.agent, self.surface, caller(request).principal, filter_ids, tags)
         return Response(runs.snapshot(run), status=202)
@@ -120,7 +121,7 @@ class EvalRunMixin(AgentView):
 class EvalRunView(EvalRunMixin):
     """``GET /<slug>/v1/dev/evals/runs/:runId``: the run's snapshot."""
 
-    @extend_schema(responses={200: SNAPSHOT, 404: ERROR})
+    @extend_schema(operation_id="eval_run_retrieve", responses={200: SNAPSHOT, 404: ERROR})
     def get(self, request: Request, agent_slug: str, run_id: str) -> Response:
         return Response(runs.snapshot(self._run(request, run_id)))
 

@@ -68,7 +68,7 @@ class EvalRunNotRunning(DomainError):
 
 def snapshot(run: EvalRun) -> dict[str, Any]:
     """A run as the routes answer it."""
-    cases = list(run.results)
+    cases = [{**engine.pending_result(str(case.get("id", ""))), **case} for case in run.results]
     status = EvalRunStatus.RUNNING if run.status == EvalRunStatus.QUEUED else run.status
     return {
         "runId": run.pk,
