@@ -38,6 +38,7 @@ PARAMETER_SPELLING = {
     "route_path": "<path>",
     "reminder_id": ":id",
     "schedule_id": ":id",
+    "run_id": ":runId",
 }
 METHODS = ("get", "post", "put", "patch", "delete")
 # Characters that continue a path: a documented path must not be the prefix of a longer one.
