@@ -1,0 +1,90 @@
+"""``manage.py agent eval``: in-process runs (exit codes, --json, a JUnit report a
+parser accepts) and ``--url`` through a live daphne and worker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from agent_platform.tests.daphne import serve
+from agent_platform.tests.factories import issue_token
+
+ROOT = Path(__file__).resolve().parents[3]
+JUDGE = ROOT / "sessions_app/tests/agent_trees/judge"
+
+
+def agent_eval(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", "agent", "eval", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def test_in_process_statuses_json_and_junit(tmp_path):
+    report = tmp_path / "reports/evals.xml"
+    done = agent_eval("--dir", str(JUDGE), "--tag", "smoke", "--tag", "bad", "--json", "--junit", str(report))
+    assert done.returncode == 1, done.stderr
+    snapshot = json.loads(done.stdout)
+    statuses = {case["id"]: case["status"] for case in snapshot["cases"]}
+    assert statuses == {
+        "bad/boom": "error",
+        "bad/flaky": "flaky",
+        "bad/slow": "timeout",
+        "bad/wrong": "failed",
+        "ok/echo": "passed",
+        "ok/tool": "passed",
+    }
+    # One progress line per case on stderr.
+    assert sum(f" {case_id}" in done.stderr for case_id in statuses) == 6
+    suite = ElementTree.parse(report).getroot().find("testsuite")
+    assert suite is not None
+    cases = {case.get("name"): case for case in suite.findall("testcase")}
+    assert set(cases) == set(statuses)
+    failing = {name for name, case in cases.items() if case.find("failure") is not None}
+    assert failing == {"bad/boom", "bad/flaky", "bad/slow", "bad/wrong"}
+    assert suite.get("tests") == "6"
+
+
+def test_exit_codes_all_pass_and_nothing_matches():
+    passing = agent_eval("--dir", str(ROOT / "examples/weather"))
+    assert passing.returncode == 0, passing.stderr
+    assert "tools/repeat" in passing.stderr
+    assert agent_eval("--dir", str(JUDGE), "--filter", "nope").returncode == 2
+    assert agent_eval("--dir", str(JUDGE), "--filter", "ok/echo", "--tag", "bad").returncode == 2
+    assert agent_eval("--dir", str(JUDGE), "--token", "t").returncode == 2
+    assert agent_eval("--dir", str(JUDGE), "--filter", "ok/echo", "--filter", "ok/tool").returncode == 0
+
+
+@pytest.fixture
+def server(celery_worker_process, live_agents_dir, live, tmp_path_factory):
+    env = {
+        "AGENTS_DIR": str(live_agents_dir),
+        "PLATFORM_DEV": "0",
+        "PLATFORM_TASK_QUEUE": celery_worker_process.queue,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    }
+    yield from serve(tmp_path_factory, env, "/judge/v1/health")
+
+
+def test_url_mode_runs_through_the_routes(server, alice, tmp_path):
+    token = issue_token(alice)
+    report = tmp_path / "evals.xml"
+    args = ["judge", "--url", server.url, "--token", token]
+    done = agent_eval(*args, "--tag", "smoke", "--json", "--junit", str(report))
+    assert done.returncode == 0, done.stderr
+    snapshot = json.loads(done.stdout)
+    assert snapshot["runId"].startswith("evr_") and snapshot["status"] == "completed"
+    assert [case["id"] for case in snapshot["cases"]] == ["ok/echo", "ok/tool"]
+    assert len(ElementTree.parse(report).getroot().iter("testcase").__next__().get("name") or "") > 0
+    assert agent_eval(*args, "--filter", "bad/wrong").returncode == 1
+    assert agent_eval(*args, "--filter", "nope").returncode == 2
+    assert agent_eval("judge", "--url", server.url, "--token", "wrong").returncode == 2
