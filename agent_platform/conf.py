@@ -27,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "VAR_DIR": Path("var"),
     "TURN_LEASE_SECONDS": 30,
     "TURN_MAX_ATTEMPTS": 3,
+    "EVAL_LEASE_SECONDS": 20,
     "STREAM_POLL_SECONDS": 5.0,
     "DOORBELL_REDIS_URL": "",
     "OUTBOUND_ALLOW": (),

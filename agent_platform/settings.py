@@ -288,6 +288,8 @@ PLATFORM = {
     # ran out (its worker died) is taken up again by the sweeper.
     "TURN_LEASE_SECONDS": env_int("PLATFORM_TURN_LEASE_SECONDS", 30, minimum=3),
     "TURN_MAX_ATTEMPTS": env_int("PLATFORM_TURN_MAX_ATTEMPTS", 3, minimum=1),
+    # An eval run's worker renews its lease every 2 s; past it, beat's sweep resumes the run.
+    "EVAL_LEASE_SECONDS": env_int("PLATFORM_EVAL_LEASE_SECONDS", 20, minimum=3),
     # Where the "new events" signal (sessions_app.doorbell) goes: Redis pub/sub in the
     # distributed form, an in-process bell in the embedded one (empty).
     "DOORBELL_REDIS_URL": CHANNELS_REDIS_URL,

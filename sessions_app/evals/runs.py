@@ -43,11 +43,14 @@ from sessions_app.queues import TaskName, send
 
 logger = logging.getLogger(__name__)
 
-LEASE_SECONDS = 20
 HEARTBEAT_SECONDS = 2.0
 POLL_SECONDS = 0.05
 MAX_RESUMES = 2
 ACTIVE = (EvalRunStatus.QUEUED, EvalRunStatus.RUNNING)
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=platform_settings.EVAL_LEASE_SECONDS)
 
 
 class NoCaseMatches(DomainError):
@@ -115,7 +118,7 @@ def create_run(
         results=[engine.pending_result(case_id) for case_id in case_ids],
         summary={},
         started_at=timezone.now(),
-        lease_expires_at=timezone.now() + timedelta(seconds=LEASE_SECONDS),
+        lease_expires_at=timezone.now() + _lease(),
     )
     try:
         with transaction.atomic():
@@ -165,14 +168,14 @@ def _record(run_id: str, result: dict[str, Any]) -> bool:
             return False
         run.results = [result if case["id"] == result["id"] else case for case in run.results]
         run.summary = engine.summarize(run.results)
-        run.lease_expires_at = timezone.now() + timedelta(seconds=LEASE_SECONDS)
+        run.lease_expires_at = timezone.now() + _lease()
         run.save(update_fields=["results", "summary", "lease_expires_at"])
     return True
 
 
 def _renew(run_id: str) -> bool:
     """Extend the lease; False when the run stopped being active (cancelled)."""
-    lease = timezone.now() + timedelta(seconds=LEASE_SECONDS)
+    lease = timezone.now() + _lease()
     return bool(EvalRun.objects.filter(pk=run_id, status__in=ACTIVE).update(lease_expires_at=lease))
 
 
@@ -310,7 +313,7 @@ def sweep_runs() -> int:
                 transaction.on_commit(partial(_finish, run_id, EvalRunStatus.FAILED, "worker lost"))
             else:
                 run.options = {**run.options, "resumes": resumes + 1}
-                run.lease_expires_at = timezone.now() + timedelta(seconds=LEASE_SECONDS)
+                run.lease_expires_at = timezone.now() + _lease()
                 run.save(update_fields=["options", "lease_expires_at"])
                 transaction.on_commit(partial(send, TaskName.RUN_EVALS, run_id))
         touched += 1
