@@ -343,6 +343,7 @@ class InProcessDriver:
                 message=message,
                 history=list(self.history),
                 workspace=Path(workspace),
+                attachments=dict(options.get("files") or {}),
                 signal=self._signal,
             )
             await sink.emit(EventType.MESSAGE_RECEIVED, {"text": message}, turn_id)

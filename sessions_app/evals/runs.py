@@ -202,7 +202,7 @@ class PlatformDriver:
         self.session: Session | None = None
         self.stopped = threading.Event()
 
-    def _send(self, message: str) -> engine.SettledTurn:
+    def _send(self, message: str, files: dict[str, str] | None) -> engine.SettledTurn:
         try:
             if self.session is None:
                 config = self.surface.evals_config
@@ -214,11 +214,12 @@ class PlatformDriver:
                     mode=SessionMode.CHAT,
                     purpose=SessionPurpose.EVAL,
                     title=session_title(self.run.pk, self.case_id),
+                    files=files,
                     default_model=(config.model if config and config.model else platform_settings.DEFAULT_MODEL),
                 )
             else:
                 self.session = Session.objects.get(pk=self.session.pk)
-                turn = services.continue_session(self.session, message=message)
+                turn = services.continue_session(self.session, message=message, files=files)
             while not self.stopped.is_set():
                 status = Turn.objects.filter(pk=turn.pk).values_list("status", flat=True).first()
                 if status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
@@ -230,7 +231,8 @@ class PlatformDriver:
             connections.close_all()
 
     async def send(self, message: str, options: dict[str, Any]) -> engine.SettledTurn:
-        return await asyncio.get_running_loop().run_in_executor(None, self._send, message)
+        files = options.get("files")
+        return await asyncio.get_running_loop().run_in_executor(None, self._send, message, files)
 
     def _stop(self) -> None:
         try:
