@@ -63,7 +63,7 @@ def playground_agent(slug: str, visitor: Visitor) -> Agent | None:
 
 # Tabs whose routes arrive with later work: each lights up once its URL name exists,
 # so the page never calls a route this server does not have.
-OPTIONAL_ROUTES = {"evals": "agent-evals", "abs": "agent-abs"}
+OPTIONAL_ROUTES = {"evals": "dev-eval-list", "abs": "agent-abs"}
 
 
 def _has_route(name: str, agent_slug: str) -> bool:

@@ -236,6 +236,16 @@ def test_logs_evals_and_abs_tabs(page):
     expect(page.locator("#abs")).not_to_be_empty()
 
 
+def test_the_evals_tab_lists_the_cases_and_follows_a_run_to_its_end(page, screenshot):
+    open_playground(page, slug="weather")
+    page.get_by_role("tab", name="Evals").click()
+    expect(page.locator("#evals")).to_contain_text("smoke/echo")
+    page.get_by_role("button", name="Run all evals").click()
+    expect(page.locator("#eval-run")).to_contain_text("completed", timeout=30_000)
+    expect(page.locator("#eval-run")).to_contain_text("smoke/echo passed")
+    screenshot(page, "evals-run")
+
+
 def test_help_lists_the_commands(page):
     open_playground(page)
     page.get_by_label("Message").fill("/")

@@ -789,29 +789,48 @@ async function loadOptional(box, path, render, missing) {
 function loadEvals() {
   const box = $("evals");
   if (!config.routes.evals) {
-    box.replaceChildren(el("p", { class: "muted", text: "Evals are not served by this platform version yet: the eval routes (/v1/dev/evals) will list and run them here." }));
+    box.replaceChildren(el("p", { class: "muted", text: "This server does not serve the eval routes (/v1/dev/evals)." }));
     return;
   }
-  loadOptional(
-    box,
-    `${api}/dev/evals`,
-    (body) => {
-      const evals = body.evals || body.cases || [];
-      const run = async () => {
-        try {
-          const { body: created } = await call("POST", `${api}/dev/evals/runs`, {});
-          notice(`Eval run ${created.runId || created.id || ""} started.`);
-        } catch (error) {
-          notice(`Eval run not started: ${error.message}`, "error");
-        }
-      };
-      box.replaceChildren(
-        el("div", { class: "row" }, el("button", { type: "button", onclick: run }, "Run all evals")),
-        evals.length ? el("ul", {}, evals.map((e) => el("li", { text: e.id || e.name || JSON.stringify(e) }))) : el("p", { class: "muted", text: "This agent has no evals." }),
-      );
-    },
-    "Evals are not available on this server yet (no /v1/dev/evals route), or dev routes are off.",
+  loadOptional(box, `${api}/dev/evals`, (body) => renderEvals(box, body.datapoints || []), "No eval routes on this server.");
+}
+
+// The cases, a button to run them all, and the run followed until it ends.
+function renderEvals(box, cases) {
+  const progress = el("div", { id: "eval-run", "aria-live": "polite" });
+  const start = async () => {
+    try {
+      const { body: run } = await call("POST", `${api}/dev/evals/runs`, {});
+      await followEvalRun(progress, run.runId);
+    } catch (error) {
+      notice(`Eval run not started: ${error.message}`, "error");
+    }
+  };
+  const caseItem = (c) =>
+    el("li", {}, el("code", { text: c.id }), c.tags && c.tags.length ? ` [${c.tags.join(", ")}]` : "", c.description ? ` — ${c.description}` : "");
+  box.replaceChildren(
+    el("div", { class: "row" }, el("button", { type: "button", onclick: start, disabled: !cases.length }, "Run all evals")),
+    cases.length ? el("ul", {}, cases.map(caseItem)) : el("p", { class: "muted", text: "This agent has no evals." }),
+    progress,
   );
+}
+
+async function followEvalRun(box, runId) {
+  for (;;) {
+    const { body: run } = await call("GET", `${api}/dev/evals/runs/${encodeURIComponent(runId)}`);
+    const summary = run.summary || {};
+    const counts = ["passed", "failed", "flaky", "error", "timeout", "cancelled", "pending"]
+      .filter((key) => summary[key])
+      .map((key) => `${summary[key]} ${key}`)
+      .join(", ");
+    const caseLine = (c) => el("li", {}, el("code", { text: c.id }), ` ${c.status}`, c.error ? ` — ${c.error}` : "");
+    box.replaceChildren(
+      el("p", { text: `Run ${run.runId}: ${run.status} (${counts || "nothing yet"} of ${summary.total || 0})` }),
+      el("ul", {}, (run.cases || []).map(caseLine)),
+    );
+    if (run.status !== "running" && run.status !== "queued") return;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
 
 function loadAbs() {
