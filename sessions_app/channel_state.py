@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
@@ -93,18 +94,20 @@ def session_for_channel_token(token: str, agent: Agent, surface: AgentSurface, u
     return session
 
 
-def channel_session(session: Session, channel: str) -> ChannelSession:
-    """The ``channel`` argument of a handler, with the state saved for (session, channel)."""
+def channel_session(session: Session, channel: str) -> tuple[ChannelSession, dict[str, Any]]:
+    """The ``channel`` argument of a handler, with the state saved for (session, channel),
+    and that state as read (``save_channel_session`` writes only a change)."""
     row = ChannelState.objects.filter(session_id=session.pk, channel=channel).values_list("state", flat=True).first()
     info = channel_info(session)
     token = info.continuation_token if info is not None else None
-    return ChannelSession(channel, session.pk, state=dict(row or {}), continuation_token=token)
+    loaded = dict(row or {})
+    return ChannelSession(channel, session.pk, state=json.loads(json.dumps(loaded)), continuation_token=token), loaded
 
 
-def save_channel_session(session: Session, channel: ChannelSession) -> None:
-    """Keep what the handler left in ``channel.state`` and apply its re-key. A state that
-    is not a JSON object, or a key another session of the channel holds, is logged and
-    not applied (the handler's other effects stand)."""
+def save_channel_session(session: Session, channel: ChannelSession, loaded: dict[str, Any]) -> None:
+    """Keep what the handler left in ``channel.state`` (when it changed ``loaded``) and
+    apply its re-key. A state that is not a JSON object, or a key another session of the
+    channel holds, is logged and not applied (the handler's other effects stand)."""
     try:
         state = json.loads(json.dumps(channel.state))
     except (TypeError, ValueError) as error:
@@ -112,7 +115,7 @@ def save_channel_session(session: Session, channel: ChannelSession) -> None:
     else:
         if not isinstance(state, dict):
             logger.error("channel %r state of session %s must be a dict: not saved", channel.id, session.pk)
-        else:
+        elif state != loaded:
             ChannelState.objects.update_or_create(session_id=session.pk, channel=channel.id, defaults={"state": state})
     if channel.new_key and channel.new_key != session.continuation_key:
         try:

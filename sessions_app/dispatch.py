@@ -216,11 +216,11 @@ def _deliver(targets: list[Subscriber], context: HookContext, session: Session, 
             # ctx.channel as of now (a channel handler before may have re-keyed the session).
             own = replace(context, session=replace(context.session), channel=channel_info(session))
             if target.kind == "channel":
-                channel = channel_session(session, target.name)
+                channel, loaded = channel_session(session, target.name)
                 try:
                     _call(handler, event, channel, own)
                 finally:
-                    save_channel_session(session, channel)
+                    save_channel_session(session, channel, loaded)
             else:
                 _call(handler, event, own)
         except SoftTimeLimitExceeded:

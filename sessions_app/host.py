@@ -24,6 +24,7 @@ from django.db.models import QuerySet
 from opentelemetry import metrics
 
 from agents.models import Agent
+from agents.registry import surface_for
 from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.sdk import SessionInfo
@@ -215,12 +216,13 @@ def host_for_agent(
     only the deployment scope (the session scope refuses every call) and there are no
     ``reminders``."""
     deployment = DatabaseFileStore(tenant_id, agent.pk, None)
+    surface = surface_for(agent)  # once, for the packs' clients
     session_store = DatabaseFileStore(tenant_id, agent.pk, session_id) if session_id else None
     return PlatformHost(
         kv=DatabaseKV(tenant_id, agent.pk),
         files=HostFiles(session_store, deployment),
         otel=HostOtel(agent.slug),
-        slack=slack_client_for(agent),
+        slack=slack_client_for(agent, surface),
         reminders=SessionReminders(session_id) if session_id else None,
-        github=github_client_for(agent, channel),
+        github=github_client_for(agent, surface, channel),
     )

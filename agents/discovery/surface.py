@@ -95,6 +95,12 @@ class AgentSurface:
             found += child.all_diagnostics()
         return found
 
+    def pack_channel(self, kind: str, preferred: str | None = None) -> tuple[str, sdk.Channel] | None:
+        """The channel of pack ``kind`` with its name: ``preferred`` (a session's channel)
+        when it is one, else the first in discovery order; None when there is none."""
+        found = [(name, e.value) for name, e in self.channels.items() if e.value.pack and e.value.pack.kind == kind]
+        return next((pair for pair in found if pair[0] == preferred), found[0] if found else None)
+
     def info(self, default_model: str) -> dict[str, Any]:
         """The JSON document describing this agent (``GET /v1/info``)."""
         model = self.config.model or default_model

@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx2
 
-from agents import sdk
 from agents.config import outbound_policy
 from agents.models import Agent
 from agents.runtime.outbound import guarded_client
@@ -118,17 +117,3 @@ class GitHubClient:
     async def update_check_run(self, owner_repo: str, check_run_id: int, **fields: Any) -> dict[str, Any]:
         answer: dict[str, Any] = await self.request("PATCH", f"/repos/{owner_repo}/check-runs/{check_run_id}", fields)
         return answer
-
-
-def github_pack(surface_channels: Mapping[str, Any], preferred: str | None = None) -> tuple[str, sdk.Channel] | None:
-    """The agent's GitHub pack channel: ``preferred`` (the session's channel) when it is
-    one, else the first in discovery order; None when the agent has none."""
-    packs = [
-        (name, entry.value)
-        for name, entry in surface_channels.items()
-        if entry.value.pack is not None and entry.value.pack.kind == "github"
-    ]
-    for name, channel in packs:
-        if name == preferred:
-            return name, channel
-    return packs[0] if packs else None

@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx2
@@ -32,10 +31,11 @@ from asgiref.sync import async_to_sync
 from django.db import transaction
 
 from agents import sdk
+from agents.discovery import AgentSurface
 from agents.models import Agent
 from agents.runtime.outbound import OutboundRefused
 from sessions_app.models import ChannelState
-from sessions_app.triggers.github_api import GitHubClient, GitHubError, github_pack
+from sessions_app.triggers.github_api import GitHubClient, GitHubError
 
 logger = logging.getLogger("agent_platform.hooks")
 
@@ -189,15 +189,11 @@ class PackClient(GitHubClient):
         track(self, event, channel)
 
 
-def github_client_for(agent: Agent, channel: str | None = None) -> PackClient | None:
+def github_client_for(agent: Agent, surface: AgentSurface, channel: str | None = None) -> PackClient | None:
     """``ctx.host.github`` for code of ``agent`` (on ``channel``); None without the pack."""
-    from agents.registry import surface_for  # the registry imports the host APIs
-
-    if not agent.path or not Path(agent.path).is_dir():
-        return None  # nothing to discover (an agent row without its tree)
-    found = github_pack(surface_for(agent).channels, channel)
+    found = surface.pack_channel("github", channel)
     if found is None:
         return None
-    name, pack_channel = found
-    assert pack_channel.pack is not None
-    return PackClient(agent, name, pack_channel.pack.options)
+    name, pack = found
+    assert pack.pack is not None
+    return PackClient(agent, name, pack.pack.options)

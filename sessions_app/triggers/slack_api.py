@@ -17,8 +17,8 @@ from typing import Any
 import httpx2
 
 from agents.config import outbound_policy
+from agents.discovery import AgentSurface
 from agents.models import Agent
-from agents.registry import surface_for
 from agents.runtime.outbound import OutboundRefused, guarded_client
 from sessions_app.secrets import resolve_secret
 
@@ -110,10 +110,7 @@ def slack_client(agent: Agent, options: Mapping[str, Any]) -> SlackClient:
     return SlackClient(agent, str(options["bot_token"]), str(options["api_url"]))
 
 
-def slack_client_for(agent: Agent) -> SlackClient | None:
+def slack_client_for(agent: Agent, surface: AgentSurface) -> SlackClient | None:
     """The client of the agent's (first) Slack pack channel; None when it has none."""
-    for entry in surface_for(agent).channels.values():
-        pack = entry.value.pack
-        if pack is not None and pack.kind == "slack":
-            return slack_client(agent, pack.options)
-    return None
+    found = surface.pack_channel("slack")
+    return None if found is None or found[1].pack is None else slack_client(agent, found[1].pack.options)
