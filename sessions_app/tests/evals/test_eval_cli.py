@@ -1,5 +1,5 @@
 """``manage.py agent eval``: in-process runs (exit codes, --json, a JUnit report a
-parser accepts) and ``--url`` through a live daphne and worker."""
+parser accepts), every example agent's evals and ``--url`` through a live daphne and worker."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from xml.etree import ElementTree
 
 import pytest
+from junitparser import Failure, JUnitXml
 
 from agent_platform.tests.daphne import serve
 from agent_platform.tests.factories import issue_token
@@ -45,19 +45,23 @@ def test_in_process_statuses_json_and_junit(tmp_path):
     }
     # One progress line per case on stderr.
     assert sum(f" {case_id}" in done.stderr for case_id in statuses) == 6
-    suite = ElementTree.parse(report).getroot().find("testsuite")  # noqa: S314 - our own report
-    assert suite is not None
-    cases = {case.get("name"): case for case in suite.findall("testcase")}
-    assert set(cases) == set(statuses)
-    failing = {name for name, case in cases.items() if case.find("failure") is not None}
-    assert failing == {"bad/boom", "bad/flaky", "bad/slow", "bad/wrong"}
-    assert suite.get("tests") == "6"
+    # A JUnit parser reads the report: one testcase per case, a failure for each that did not pass.
+    (suite,) = JUnitXml.fromfile(str(report))
+    cases = {case.name: case for case in suite}
+    assert set(cases) == set(statuses) and suite.tests == 6
+    failing = {name: case.result[0].type for name, case in cases.items() if case.result}
+    assert failing == {"bad/boom": "error", "bad/flaky": "flaky", "bad/slow": "timeout", "bad/wrong": "failed"}
+    assert all(isinstance(case.result[0], Failure) for name, case in cases.items() if name in failing)
 
 
-def test_exit_codes_all_pass_and_nothing_matches():
-    passing = agent_eval("--dir", str(ROOT / "examples/weather"))
+@pytest.mark.parametrize("example", ["weather", "triage", "support"])
+def test_every_example_agents_evals_pass(example):
+    passing = agent_eval("--dir", str(ROOT / "examples" / example))
     assert passing.returncode == 0, passing.stderr
-    assert "tools/repeat" in passing.stderr
+    assert "passed" in passing.stderr and "0 passed" not in passing.stderr
+
+
+def test_exit_codes_nothing_matches_and_usage():
     assert agent_eval("--dir", str(JUDGE), "--filter", "nope").returncode == 2
     assert agent_eval("--dir", str(JUDGE), "--filter", "ok/echo", "--tag", "bad").returncode == 2
     assert agent_eval("--dir", str(JUDGE), "--token", "t").returncode == 2
@@ -84,8 +88,7 @@ def test_url_mode_runs_through_the_routes(server, alice, tmp_path):
     snapshot = json.loads(done.stdout)
     assert snapshot["runId"].startswith("evr_") and snapshot["status"] == "completed"
     assert [case["id"] for case in snapshot["cases"]] == ["ok/echo", "ok/tool"]
-    names = [case.get("name") for case in ElementTree.parse(report).getroot().iter("testcase")]  # noqa: S314
-    assert names == ["ok/echo", "ok/tool"]
+    assert [case.name for suite in JUnitXml.fromfile(str(report)) for case in suite] == ["ok/echo", "ok/tool"]
     assert agent_eval(*args, "--filter", "bad/wrong").returncode == 1
     assert agent_eval(*args, "--filter", "nope").returncode == 2
     assert agent_eval("judge", "--url", server.url, "--token", "wrong").returncode == 2

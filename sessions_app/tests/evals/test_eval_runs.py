@@ -71,6 +71,11 @@ def test_a_run_gives_each_case_its_status(live, alice, mallory, client_for):
     assert echo_session in evals
     kinds = [e["type"] for e in client.get(f"/judge/v1/session/{echo_session}/events").json()["events"]]
     assert kinds.count("turn.completed") == 2
+    # Hooks fire for eval sessions, with the purpose eval (the judge's hook logs it).
+    logged = client.get("/judge/v1/logs").json()["lines"]
+    assert any(
+        line["sessionId"] == echo_session and "turn.completed in a eval session" in line["message"] for line in logged
+    ), logged
 
     # Runs are tenant-scoped: another tenant sees neither the run nor its list.
     other = client_for(mallory)
