@@ -281,37 +281,48 @@ def test_the_evals_tab_runs_a_tag_opens_a_cases_session_follows_and_cancels_a_ru
     expect(page.locator(".bubble.user .text")).to_have_text("hello")
     expect(page.locator(".bubble.agent .text")).to_have_text("echo: hello")
 
-    # A run started elsewhere (a script, the CLI): starting another is refused (409), and
-    # the tab says so and follows the one that is going; Cancel stops it.
-    hanging = post_json(web_server, "/judge/v1/dev/evals/runs", {"filterIds": ["hang"]})
+    # One case, followed while it runs (it sleeps until cancelled), then cancelled.
     page.get_by_role("tab", name="Evals").click()
     expect(run.locator("h2")).to_contain_text("tag bad")  # the shown run stays shown
     page.get_by_role("button", name="Run case hang").click()
-    expect(page.locator("#notice")).to_contain_text(f"A run of this agent is already going ({hanging['runId']})")
-    expect(run.locator("h2")).to_contain_text(hanging["runId"])
+    expect(run.locator("h2")).to_contain_text("case hang")
     expect(run.locator("h2 .badge")).to_have_text("running")
     expect(bar).to_have_attribute("max", "1")
     expect(bar).to_have_attribute("value", "0")
-    expect(run.locator("#eval-progress-text")).to_contain_text("0 of 1 cases done · 1 pending")
+    expect(run.locator("#eval-progress-text")).to_have_text("0 of 1 cases done · 1 pending")
     expect(page.get_by_role("button", name="Run all evals")).to_be_disabled()
     screenshot(page, "evals-running")
     run.get_by_role("button", name="Cancel run").click()
     expect(run.locator("h2 .badge")).to_have_text("cancelled")
     expect(run.locator(".eval-result[data-case='hang'] .badge")).to_have_text("cancelled")
+    expect(run.get_by_role("button", name="Cancel run")).to_be_hidden()
+
+    # A run started elsewhere (a script, the CLI): a start from the tab is refused (409);
+    # the tab says so, follows the run that is going, and can cancel it.
+    hanging = post_json(web_server, "/judge/v1/dev/evals/runs", {"tags": ["hang"]})
+    page.get_by_role("button", name="Run all evals").click()
+    expect(page.locator("#notice")).to_contain_text(f"A run of this agent is already going ({hanging['runId']})")
+    expect(run.locator("h2")).to_contain_text(hanging["runId"])
+    expect(run.locator("h2")).to_contain_text("tag hang")
+    expect(run.locator("h2 .badge")).to_have_text("running")
+    run.get_by_role("button", name="Cancel run").click()
+    expect(run.locator("h2 .badge")).to_have_text("cancelled")
     expect(page.get_by_role("button", name="Run all evals")).to_be_enabled()
+    expect(page.locator("#notice")).to_be_hidden()
 
     # The history, newest first; a past run shows its results again.
     rows = page.locator("#eval-history-rows tr")
-    expect(rows).to_have_count(2)
-    expect(rows.first).to_contain_text("cancelled")
-    expect(rows.first).to_contain_text("case hang")
-    expect(rows.first).to_have_attribute("aria-current", "true")
-    expect(rows.last).to_contain_text("completed")
-    expect(rows.last).to_contain_text("tag bad")
-    rows.last.get_by_role("button").click()
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0)).to_contain_text("tag hang")
+    expect(rows.nth(0)).to_have_attribute("aria-current", "true")
+    expect(rows.nth(1)).to_contain_text("case hang")
+    expect(rows.nth(1)).to_contain_text("cancelled")
+    expect(rows.nth(2)).to_contain_text("tag bad")
+    expect(rows.nth(2)).to_contain_text("completed")
+    rows.nth(2).get_by_role("button").click()
     expect(run.locator("h2")).to_contain_text("tag bad")
     expect(failed.locator(".eval-assertions li")).to_have_count(2)
-    expect(rows.last).to_have_attribute("aria-current", "true")
+    expect(rows.nth(2)).to_have_attribute("aria-current", "true")
     screenshot(page, "evals-history")
     page_errors[:] = [line for line in page_errors if "status of 409" not in line]
 

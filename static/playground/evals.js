@@ -234,6 +234,7 @@ async function cancelRun(runId, button) {
   button.disabled = true;
   try {
     const { body: run } = await call("POST", `${base}/runs/${encodeURIComponent(runId)}/cancel`, {});
+    notice("");
     showRun(run);
     loadHistory();
   } catch (error) {
@@ -266,7 +267,7 @@ async function loadHistory() {
       el(
         "tr",
         { "data-run": run.runId },
-        el("td", {}, el("button", { type: "button", "aria-label": `Show run ${run.runId}`, onclick: () => showRun(run) }, el("code", { text: run.runId }))),
+        el("td", {}, el("button", { type: "button", "aria-label": `Show run ${run.runId}`, onclick: () => { notice(""); showRun(run); } }, el("code", { text: run.runId }))),
         el("td", {}, el("span", { class: `badge ${badgeClass(run.status)}`, text: run.status })),
         el("td", { text: new Date(run.createdAt).toLocaleString() }),
         el("td", { text: describe(run) }),
