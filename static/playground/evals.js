@@ -14,7 +14,7 @@ let el, call, notice, openInChat, base;
 
 // Which run the results panel shows; `generation` changes whenever another run is shown
 // (or the tab is drawn again), which stops the follow loop of the previous one.
-const tab = { runId: null, generation: 0, panel: null };
+const tab = { runId: null, generation: 0 };
 
 export function setUpEvals(helpers) {
   ({ el, call, notice, openInChat } = helpers);
