@@ -236,14 +236,95 @@ def test_logs_evals_and_abs_tabs(page):
     expect(page.locator("#abs")).not_to_be_empty()
 
 
-def test_the_evals_tab_lists_the_cases_and_follows_a_run_to_its_end(page, screenshot):
-    open_playground(page, slug="weather")
+def test_the_evals_tab_runs_a_tag_opens_a_cases_session_follows_and_cancels_a_run(
+    page, web_server, page_errors, screenshot
+):
+    # The judge test agent's cases: tag "bad" holds a failing, a raising, a timing-out and
+    # a flaky case; "hang" sleeps until cancelled.
+    open_playground(page, slug="judge")
     page.get_by_role("tab", name="Evals").click()
-    expect(page.locator("#evals")).to_contain_text("smoke/echo")
+    wrong = page.locator(".eval-case[data-case='bad/wrong']")
+    expect(wrong).to_contain_text("gates that fail")
+    expect(wrong.locator(".tag")).to_have_text("bad")
+    expect(page.locator(".eval-case[data-case='ok/tool'] .tag")).to_have_text(["smoke", "tools"])
+    expect(page.locator("#eval-history-rows")).to_contain_text("No runs yet.")
+    assert_controls_labelled(page)
+
+    # One tag: a bar with counts, then each case's result with its failing gate or error.
+    page.get_by_label("Tag").select_option("bad")
+    page.get_by_role("button", name="Run tag").click()
+    run = page.locator("#eval-run")
+    bar = run.get_by_role("progressbar", name="Cases done")
+    expect(run.locator("h2")).to_contain_text("tag bad")
+    expect(run.locator("h2 .badge")).to_have_text("completed", timeout=30_000)
+    expect(bar).to_have_attribute("max", "4")
+    expect(bar).to_have_attribute("value", "4")
+    counts = "4 of 4 cases done · 1 failed, 1 flaky, 1 error, 1 timeout"
+    expect(run.locator("#eval-progress-text")).to_have_text(counts)
+    failed = run.locator(".eval-result[data-case='bad/wrong']")
+    expect(failed.locator(".badge")).to_have_text("failed")
+    expect(failed.locator(".eval-assertions li")).to_have_count(2)
+    expect(failed.locator(".eval-assertions li").first).to_contain_text("check")
+    expect(failed.locator(".eval-assertions li").last).to_contain_text("called")
+    expect(failed.locator(".eval-assertions li").last).to_contain_text("add")
+    expect(run.locator(".eval-result[data-case='bad/boom'] .eval-error")).to_contain_text("the case itself broke")
+    expect(run.locator(".eval-result[data-case='bad/slow'] .badge")).to_have_text("timeout")
+    expect(run.locator(".eval-result[data-case='bad/flaky'] .open-session")).to_have_count(2)
+    expect(run.get_by_role("button", name="Cancel run")).to_be_hidden()
+    assert_controls_labelled(page)
+    screenshot(page, "evals-tag-run")
+
+    # A case's session opens in the chat view, replayed.
+    failed.locator(".open-session").click()
+    expect(page.locator("#tab-chat")).to_be_visible()
+    expect(page.locator("#session-label")).to_contain_text("ses_")
+    expect(page.locator(".bubble.user .text")).to_have_text("hello")
+    expect(page.locator(".bubble.agent .text")).to_have_text("echo: hello")
+
+    # One case, followed while it runs (it sleeps until cancelled), then cancelled.
+    page.get_by_role("tab", name="Evals").click()
+    expect(run.locator("h2")).to_contain_text("tag bad")  # the shown run stays shown
+    page.get_by_role("button", name="Run case hang").click()
+    expect(run.locator("h2")).to_contain_text("case hang")
+    expect(run.locator("h2 .badge")).to_have_text("running")
+    expect(bar).to_have_attribute("max", "1")
+    expect(bar).to_have_attribute("value", "0")
+    expect(run.locator("#eval-progress-text")).to_have_text("0 of 1 cases done · 1 pending")
+    expect(page.get_by_role("button", name="Run all evals")).to_be_disabled()
+    screenshot(page, "evals-running")
+    run.get_by_role("button", name="Cancel run").click()
+    expect(run.locator("h2 .badge")).to_have_text("cancelled")
+    expect(run.locator(".eval-result[data-case='hang'] .badge")).to_have_text("cancelled")
+    expect(run.get_by_role("button", name="Cancel run")).to_be_hidden()
+
+    # A run started elsewhere (a script, the CLI): a start from the tab is refused (409);
+    # the tab says so, follows the run that is going, and can cancel it.
+    hanging = post_json(web_server, "/judge/v1/dev/evals/runs", {"tags": ["hang"]})
     page.get_by_role("button", name="Run all evals").click()
-    expect(page.locator("#eval-run")).to_contain_text("completed", timeout=30_000)
-    expect(page.locator("#eval-run")).to_contain_text("smoke/echo passed")
-    screenshot(page, "evals-run")
+    expect(page.locator("#notice")).to_contain_text(f"A run of this agent is already going ({hanging['runId']})")
+    expect(run.locator("h2")).to_contain_text(hanging["runId"])
+    expect(run.locator("h2")).to_contain_text("tag hang")
+    expect(run.locator("h2 .badge")).to_have_text("running")
+    run.get_by_role("button", name="Cancel run").click()
+    expect(run.locator("h2 .badge")).to_have_text("cancelled")
+    expect(page.get_by_role("button", name="Run all evals")).to_be_enabled()
+    expect(page.locator("#notice")).to_be_hidden()
+
+    # The history, newest first; a past run shows its results again.
+    rows = page.locator("#eval-history-rows tr")
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0)).to_contain_text("tag hang")
+    expect(rows.nth(0)).to_have_attribute("aria-current", "true")
+    expect(rows.nth(1)).to_contain_text("case hang")
+    expect(rows.nth(1)).to_contain_text("cancelled")
+    expect(rows.nth(2)).to_contain_text("tag bad")
+    expect(rows.nth(2)).to_contain_text("completed")
+    rows.nth(2).get_by_role("button").click()
+    expect(run.locator("h2")).to_contain_text("tag bad")
+    expect(failed.locator(".eval-assertions li")).to_have_count(2)
+    expect(rows.nth(2)).to_have_attribute("aria-current", "true")
+    screenshot(page, "evals-history")
+    page_errors[:] = [line for line in page_errors if "status of 409" not in line]
 
 
 def test_help_lists_the_commands(page):

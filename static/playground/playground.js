@@ -5,6 +5,8 @@
 // and are rendered by one function, renderEvent(), for live turns, replays and
 // uploaded traces alike.
 
+import { loadEvals, setUpEvals } from "./evals.js";
+
 const config = JSON.parse(document.getElementById("playground-config").textContent);
 const slug = config.agent;
 const api = `/${slug}/v1`;
@@ -108,7 +110,7 @@ const tabLoaders = {
   surface: renderSurface,
   routes: renderRoutes,
   logs: startLogs,
-  evals: loadEvals,
+  evals: showEvals,
   abs: loadAbs,
 };
 
@@ -365,6 +367,13 @@ function openSession(sessionId) {
   follow(0);
 }
 
+// The Sessions and Routes tabs, Run now and the Evals tab's session links open a session
+// here: its log replayed from the start, then followed live.
+function openInChat(sessionId) {
+  showTab("chat");
+  openSession(sessionId);
+}
+
 const STREAM_UNAVAILABLE = "The stream is unavailable for now; trying again…";
 
 function follow(startIndex) {
@@ -469,7 +478,7 @@ async function loadSessions() {
           el("td", { text: s.status }),
           el("td", { text: s.mode }),
           el("td", { text: new Date(s.createdAt).toLocaleString() }),
-          el("td", {}, el("button", { type: "button", "aria-label": `Open ${s.sessionId}`, onclick: () => { showTab("chat"); openSession(s.sessionId); } }, "Open")),
+          el("td", {}, el("button", { type: "button", "aria-label": `Open ${s.sessionId}`, onclick: () => openInChat(s.sessionId) }, "Open")),
         ),
       ),
     );
@@ -552,10 +561,7 @@ async function runSchedule(scheduleId) {
     const { body } = await call("POST", `${api}/dev/schedules/${encodeURIComponent(scheduleId)}`);
     const ids = body.sessionIds || [];
     notice(ids.length ? `Schedule ${scheduleId} started ${ids.join(", ")}.` : `Schedule ${scheduleId} ran; it started no session.`);
-    if (ids.length) {
-      showTab("chat");
-      openSession(ids[ids.length - 1]);
-    }
+    if (ids.length) openInChat(ids[ids.length - 1]);
   } catch (error) {
     notice(`Schedule ${scheduleId}: ${error.message}`, "error");
   }
@@ -678,7 +684,7 @@ function renderRoutes() {
           const { status, result } = await runRoute(route, body);
           output.textContent = `${status}\n${pretty(result)}`;
           if (result && result.sessionId) {
-            links.append(el("button", { type: "button", onclick: () => { showTab("chat"); openSession(result.sessionId); } }, `Open session ${result.sessionId}`));
+            links.append(el("button", { type: "button", onclick: () => openInChat(result.sessionId) }, `Open session ${result.sessionId}`));
           }
         } catch (error) {
           output.textContent = error instanceof SyntaxError ? `The body is not JSON: ${error.message}` : `${error.status || ""} ${pretty(error.body || error.message)}`;
@@ -786,51 +792,9 @@ async function loadOptional(box, path, render, missing) {
   }
 }
 
-function loadEvals() {
-  const box = $("evals");
-  if (!config.routes.evals) {
-    box.replaceChildren(el("p", { class: "muted", text: "This server does not serve the eval routes (/v1/dev/evals)." }));
-    return;
-  }
-  loadOptional(box, `${api}/dev/evals`, (body) => renderEvals(box, body.datapoints || []), "No eval routes on this server.");
-}
-
-// The cases, a button to run them all, and the run followed until it ends.
-function renderEvals(box, cases) {
-  const progress = el("div", { id: "eval-run", "aria-live": "polite" });
-  const start = async () => {
-    try {
-      const { body: run } = await call("POST", `${api}/dev/evals/runs`, {});
-      await followEvalRun(progress, run.runId);
-    } catch (error) {
-      notice(`Eval run not started: ${error.message}`, "error");
-    }
-  };
-  const caseItem = (c) =>
-    el("li", {}, el("code", { text: c.id }), c.tags && c.tags.length ? ` [${c.tags.join(", ")}]` : "", c.description ? ` — ${c.description}` : "");
-  box.replaceChildren(
-    el("div", { class: "row" }, el("button", { type: "button", onclick: start, disabled: !cases.length }, "Run all evals")),
-    cases.length ? el("ul", {}, cases.map(caseItem)) : el("p", { class: "muted", text: "This agent has no evals." }),
-    progress,
-  );
-}
-
-async function followEvalRun(box, runId) {
-  for (;;) {
-    const { body: run } = await call("GET", `${api}/dev/evals/runs/${encodeURIComponent(runId)}`);
-    const summary = run.summary || {};
-    const counts = ["passed", "failed", "flaky", "error", "timeout", "cancelled", "pending"]
-      .filter((key) => summary[key])
-      .map((key) => `${summary[key]} ${key}`)
-      .join(", ");
-    const caseLine = (c) => el("li", {}, el("code", { text: c.id }), ` ${c.status}`, c.error ? ` — ${c.error}` : "");
-    box.replaceChildren(
-      el("p", { text: `Run ${run.runId}: ${run.status} (${counts || "nothing yet"} of ${summary.total || 0})` }),
-      el("ul", {}, (run.cases || []).map(caseLine)),
-    );
-    if (run.status !== "running" && run.status !== "queued") return;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
+function showEvals() {
+  if (config.routes.evals) loadEvals();
+  else $("evals").replaceChildren(el("p", { class: "muted", text: "This server does not serve the eval routes (/v1/dev/evals)." }));
 }
 
 function loadAbs() {
@@ -967,6 +931,7 @@ function setUp() {
   $("trace-file").addEventListener("change", (event) => event.target.files[0] && openTrace(event.target.files[0]));
   setUpAuth();
   setUpComposer();
+  setUpEvals({ api, call, el, notice, openInChat });
   resetView();
 }
 
