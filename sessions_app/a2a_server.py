@@ -14,10 +14,12 @@ views in ``sessions_app.api.a2a_views`` use only the SDK's protocol types and er
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2a.compat.v0_3 import conversions as v03
+from a2a.compat.v0_3 import types as types_v03
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict, build_error_response
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
@@ -34,6 +36,7 @@ from a2a.types.a2a_pb2 import (
     SecurityRequirement,
     SecurityScheme,
     SendMessageRequest,
+    SendMessageResponse,
     StreamResponse,
     StringList,
     Task,
@@ -54,6 +57,7 @@ from a2a.utils.errors import (
 )
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message as ProtoMessage
+from pydantic import BaseModel, ValidationError
 
 from agent_platform.auth import AuthenticatedPrincipal
 from agent_platform.db import on_pool
@@ -67,6 +71,7 @@ from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.streams import SessionFollower
 
 PROTOCOL_VERSION = "1.0"
+LEGACY_VERSION = "0.3"
 VERSION_HEADER = "A2A-Version"
 CHANNEL = "a2a"
 # How long ``SendMessage`` waits for its turn to end (or to ask for approval) before it
@@ -83,7 +88,15 @@ METHODS: dict[str, type[ProtoMessage]] = {
     "GetTask": GetTaskRequest,
     "CancelTask": CancelTaskRequest,
 }
-STREAMING_METHODS = frozenset({"SendStreamingMessage"})
+# A2A 0.3's names for the same methods (DESIGN §9.7 spells these), with their 0.3 request
+# model and the SDK's conversion to the 1.0 request: a 0.3 call is served as its 1.0 twin
+# and its answer converted back (``result_response``).
+LEGACY_METHODS: dict[str, tuple[str, type[BaseModel], Callable[[Any], ProtoMessage]]] = {
+    "message/send": ("SendMessage", types_v03.SendMessageRequest, v03.to_core_send_message_request),
+    "message/stream": ("SendStreamingMessage", types_v03.SendStreamingMessageRequest, v03.to_core_send_message_request),
+    "tasks/get": ("GetTask", types_v03.GetTaskRequest, v03.to_core_get_task_request),
+    "tasks/cancel": ("CancelTask", types_v03.CancelTaskRequest, v03.to_core_cancel_task_request),
+}
 
 
 # --- the agent card ---------------------------------------------------------------------
@@ -110,7 +123,8 @@ def agent_card(agent: Agent, surface: AgentSurface, endpoint_url: str) -> dict[s
         description=surface.config.description or f"The {agent.slug} agent.",
         version=f"{agent.updated_at:%Y.%m.%d.%H%M%S}",
         supported_interfaces=[
-            AgentInterface(url=endpoint_url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION)
+            AgentInterface(url=endpoint_url, protocol_binding="JSONRPC", protocol_version=version)
+            for version in (PROTOCOL_VERSION, LEGACY_VERSION)
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         security_schemes={
@@ -136,8 +150,9 @@ class Call:
     """One JSON-RPC request: its id (echoed in the answer), method and parsed params."""
 
     id: str | int | None
-    method: str
+    method: str  # the 1.0 name
     params: Any = field(default=None)
+    legacy: bool = False  # sent with its 0.3 name: answered in 0.3's shapes
 
 
 def request_id(body: Any) -> str | int | None:
@@ -160,13 +175,16 @@ def parse_call(body: Any, version: str | None) -> Call:
         raise InvalidRequestError("id must be a string, an integer or null.")
     if body.get("jsonrpc") != "2.0":
         raise InvalidRequestError("jsonrpc must be exactly '2.0'.")
+    method = body.get("method")
+    if isinstance(method, str) and method in LEGACY_METHODS:
+        return _legacy_call(body, call_id, method, version)
     # No header is taken as the current version (the SDK's own server would take it as 0.3).
     if version and version.split(".")[:2] != PROTOCOL_VERSION.split("."):
         raise VersionNotSupportedError(f"A2A-Version {version!r} is not served; use {PROTOCOL_VERSION}.")
-    method = body.get("method")
     model = METHODS.get(method) if isinstance(method, str) else None
     if model is None:
-        raise MethodNotFoundError(f"Unknown method {method!r}; served: {', '.join(METHODS)}.")
+        served = [*METHODS, *LEGACY_METHODS]
+        raise MethodNotFoundError(f"Unknown method {method!r}; served: {', '.join(served)}.")
     params = body.get("params", {})
     if not isinstance(params, dict):
         raise InvalidParamsError("params must be an object.")
@@ -177,13 +195,36 @@ def parse_call(body: Any, version: str | None) -> Call:
     return Call(call_id, str(method), parsed)
 
 
+def _legacy_call(body: dict[str, Any], call_id: str | int | None, method: str, version: str | None) -> Call:
+    if version and version.split(".")[:2] != LEGACY_VERSION.split("."):
+        raise VersionNotSupportedError(f"{method} is A2A {LEGACY_VERSION}; A2A-Version {version!r} does not name it.")
+    core_method, model, to_core = LEGACY_METHODS[method]
+    try:
+        request = model.model_validate(body)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:3])
+        raise InvalidParamsError(f"Invalid {method} request: {problems}") from None
+    return Call(call_id, core_method, to_core(request), legacy=True)
+
+
 def error_response(error: A2AError, call_id: str | int | None = None) -> dict[str, Any]:
     """The JSON-RPC error answer for ``error``."""
     return build_error_response(call_id, error)
 
 
 def result_response(call: Call, result: ProtoMessage) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": call.id, "result": MessageToDict(result)}
+    """The JSON-RPC answer carrying ``result``, in the shapes of the version called."""
+    if not call.legacy:
+        return {"jsonrpc": "2.0", "id": call.id, "result": MessageToDict(result)}
+    if isinstance(result, StreamResponse):
+        return _dump(v03.to_compat_stream_response(result, call.id))
+    task = result.task if isinstance(result, SendMessageResponse) else result
+    assert isinstance(task, Task), type(result)
+    return {"jsonrpc": "2.0", "id": call.id, "result": _dump(v03.to_compat_task(task))}
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 # --- messages in, tasks out ----------------------------------------------------------------

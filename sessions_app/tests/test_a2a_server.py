@@ -14,6 +14,7 @@ import httpx
 import pytest
 from a2a.client import A2ACardResolver, A2AClientError, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import (
+    AgentCard,
     CancelTaskRequest,
     GetTaskRequest,
     Message,
@@ -102,6 +103,15 @@ def test_a2a_round_trip_with_the_official_client(server, alice, mallory):
             with pytest.raises(TaskNotFoundError):
                 await blocking.get_task(GetTaskRequest(id="turn_nope"))
 
+            # A 0.3 client (the SDK's own, on the card's 0.3 interface) sends the 0.3
+            # names (message/stream, tasks/get) and is answered in 0.3's shapes.
+            old_card = AgentCard()
+            old_card.CopyFrom(card)
+            del old_card.supported_interfaces[0]
+            old = ClientFactory(ClientConfig(httpx_client=http, streaming=True)).create(old_card)
+            old_streamed = await collect(old, message("/stream 2\nfrom 0.3", context_id=sent.task.context_id))
+            old_got = await old.get_task(GetTaskRequest(id=old_streamed[0].task.id))
+
         # Another tenant sees neither alice's task nor her context.
         async with httpx.AsyncClient(headers={"Authorization": f"Bearer {mallory_token}"}, timeout=60) as http:
             theirs = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
@@ -115,7 +125,15 @@ def test_a2a_round_trip_with_the_official_client(server, alice, mallory):
             anonymous = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
             with pytest.raises(A2AClientError, match="401"):
                 await collect(anonymous, message("hi"))
-        return {"card": card, "sent": sent, "streamed": streamed, "got": got, "canceled": canceled}
+        return {
+            "card": card,
+            "sent": sent,
+            "streamed": streamed,
+            "got": got,
+            "canceled": canceled,
+            "old_streamed": old_streamed,
+            "old_got": old_got,
+        }
 
     seen = asyncio.run(scenario())
 
@@ -123,7 +141,8 @@ def test_a2a_round_trip_with_the_official_client(server, alice, mallory):
     assert card.name == "lab"
     assert card.capabilities.streaming
     assert [(i.url, i.protocol_binding, i.protocol_version) for i in card.supported_interfaces] == [
-        (f"{base}/v1/a2a", "JSONRPC", "1.0")
+        (f"{base}/v1/a2a", "JSONRPC", "1.0"),
+        (f"{base}/v1/a2a", "JSONRPC", "0.3"),
     ]
     assert {"wait", "remember", "recall"} <= {skill.id for skill in card.skills}
     assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "bearer"
@@ -151,9 +170,14 @@ def test_a2a_round_trip_with_the_official_client(server, alice, mallory):
     assert got.status.state == TaskState.TASK_STATE_COMPLETED
     assert got.artifacts[0].parts[0].text == reply
     assert [m.parts[0].text for m in got.history] == ["/stream 3\nagain", reply]
-    # Both tasks were turns of one session, and that session is alice's.
+    old_states = [u.status_update.status.state for u in seen["old_streamed"] if u.HasField("status_update")]
+    assert old_states[-1] == TaskState.TASK_STATE_COMPLETED
+    old_got: Task = seen["old_got"]
+    assert old_got.status.state == TaskState.TASK_STATE_COMPLETED
+    assert old_got.artifacts[0].parts[0].text == "t0 t1 echo: from 0.3"
+    # The three tasks were turns of one session, and that session is alice's.
     session = Session.objects.get(pk=task.context_id)
-    assert session.principal_id == alice.pk and session.turns.count() == 2
+    assert session.principal_id == alice.pk and session.turns.count() == 3
 
     assert seen["canceled"].status.state == TaskState.TASK_STATE_CANCELED
 
