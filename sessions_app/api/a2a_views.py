@@ -5,19 +5,22 @@ Auth and tenancy are the session API's: a bearer token (401 without one, as JSON
 any JSON-RPC is read), another tenant's private agent is 404, and another principal's
 task or context is "task not found". A body that is not a JSON object is the platform's
 400 envelope; every JSON object answers 200 with a JSON-RPC result or error object, as
-A2A clients expect. Answers that wait for a turn
-(``SendMessage``, ``CancelTask``) and the SSE of ``SendStreamingMessage`` are written from
-the event loop: no request thread or database connection is held while a turn runs.
+A2A clients expect. Answers that wait for a turn (``SendMessage``, ``CancelTask``) and the
+SSE of ``SendStreamingMessage`` are written from the event loop: no request thread or
+database connection is held while a turn runs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from a2a.types.a2a_pb2 import SendMessageResponse, Task
-from a2a.utils.errors import A2AError, InvalidParamsError
+from a2a.utils.errors import A2AError, InternalError, InvalidParamsError
+from django.db import InterfaceError, OperationalError
 from django.http import HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -34,6 +37,7 @@ from sessions_app import a2a_server
 from sessions_app.a2a_server import Call
 
 SSE = "text/event-stream"
+logger = logging.getLogger(__name__)
 
 
 class AgentCardView(AgentView):
@@ -53,7 +57,7 @@ class AgentCardView(AgentView):
 
 class A2AView(AgentView):
     """``POST /<slug>/v1/a2a``: ``SendMessage``, ``SendStreamingMessage``, ``GetTask``,
-    ``CancelTask`` (the method names of A2A 1.0)."""
+    ``CancelTask`` (A2A 1.0's names; 0.3's arrive here as these, see ``parse_call``)."""
 
     def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[BaseRenderer, str]:
         # Streaming clients accept only text/event-stream; refusals are still JSON.
@@ -89,10 +93,12 @@ class A2AView(AgentView):
                     self.agent, self.surface, user, call.params, platform_settings.DEFAULT_MODEL
                 )
                 if call.method == "SendStreamingMessage":
-                    return _sse(call, a2a_server.task_updates(turn, start))
+                    return _sse(call, partial(a2a_server.task_updates, turn, start))
                 if call.params.configuration.return_immediately:
                     return Response(a2a_server.result_response(call, _sent(a2a_server.task_of(turn))))
-                return _later(call, a2a_server.settled_task(turn, start, a2a_server.MAX_WAIT_SECONDS), sent=True)
+                return _later(
+                    call, lambda: a2a_server.settled_task(turn, start, a2a_server.MAX_WAIT_SECONDS), sent=True
+                )
             case "GetTask":
                 turn = a2a_server.owned_turn(self.agent, user, call.params.id)
                 return Response(a2a_server.result_response(call, a2a_server.task_of(turn)))
@@ -100,7 +106,7 @@ class A2AView(AgentView):
                 turn = a2a_server.owned_turn(self.agent, user, call.params.id)
                 start = turn.session.next_event_index  # read before the cancel: its end comes later
                 a2a_server.cancel_turn(turn)
-                return _later(call, a2a_server.settled_task(turn, start, a2a_server.CANCEL_WAIT_SECONDS))
+                return _later(call, partial(a2a_server.settled_task, turn, start, a2a_server.CANCEL_WAIT_SECONDS))
         raise InvalidParamsError(f"Method {call.method!r} is not served.")  # parse_call admits no other
 
 
@@ -108,22 +114,36 @@ def _sent(task: Task) -> SendMessageResponse:
     return SendMessageResponse(task=task)
 
 
-def _later(call: Call, task: Awaitable[Task], *, sent: bool = False) -> StreamingHttpResponse:
-    """A JSON answer written once ``task`` is known, from the event loop."""
+# What a client reads when the log cannot be read mid-answer (the HTTP status is sent already).
+UNAVAILABLE = "The database is unavailable; ask for the task again with GetTask."
+
+
+def _later(call: Call, wait: Callable[[], Awaitable[Task]], *, sent: bool = False) -> StreamingHttpResponse:
+    """A JSON answer written once ``wait()`` has the task, from the event loop."""
 
     async def body() -> AsyncIterator[bytes]:
-        result = await task
+        try:
+            result = await wait()
+        except (OperationalError, InterfaceError) as error:
+            logger.warning("A2A answer for %s: %s", call.method, error)
+            yield json.dumps(a2a_server.error_response(InternalError(UNAVAILABLE), call.id)).encode()
+            return
         yield json.dumps(a2a_server.result_response(call, _sent(result) if sent else result)).encode()
 
     return _no_buffering(StreamingHttpResponse(body(), content_type="application/json"))
 
 
-def _sse(call: Call, updates: AsyncIterator[Any]) -> StreamingHttpResponse:
+def _sse(call: Call, updates: Callable[[], AsyncIterator[Any]]) -> StreamingHttpResponse:
     """Each update as one SSE event holding a JSON-RPC result."""
 
     async def body() -> AsyncIterator[bytes]:
-        async for update in updates:
-            yield f"data: {json.dumps(a2a_server.result_response(call, update))}\n\n".encode()
+        try:
+            async for update in updates():
+                yield f"data: {json.dumps(a2a_server.result_response(call, update))}\n\n".encode()
+        except (OperationalError, InterfaceError) as error:
+            logger.warning("A2A stream for %s: %s", call.method, error)
+            failure = a2a_server.error_response(InternalError(UNAVAILABLE), call.id)
+            yield f"event: error\ndata: {json.dumps(failure)}\n\n".encode()
 
     return _no_buffering(StreamingHttpResponse(body(), content_type=SSE))
 
