@@ -103,6 +103,21 @@ def test_a2a_round_trip_with_the_official_client(server, alice, mallory):
             with pytest.raises(TaskNotFoundError):
                 await blocking.get_task(GetTaskRequest(id="turn_nope"))
 
+            # A call that needs approval: input-required; approved over HTTP, the same task completes.
+            asking = await collect(streaming, message('/call close_issue {"issue": 7}'))
+            parked = asking[0].task
+            events = (await http.get(f"{base}/v1/session/{parked.context_id}/events")).json()["events"]
+            [call_id] = [e["data"]["callId"] for e in events if e["type"] == "action.approval_requested"]
+            decided = await http.post(
+                f"{base}/v1/session/{parked.context_id}/approvals/{call_id}", json={"decision": "approve"}
+            )
+            assert decided.status_code == 200, decided.text
+            while (resumed := await blocking.get_task(GetTaskRequest(id=parked.id))).status.state != (
+                TaskState.TASK_STATE_COMPLETED
+            ):
+                assert time.monotonic() < deadline + 30, f"the approved task never completed: {resumed}"
+                await asyncio.sleep(0.1)
+
             # A 0.3 client (the SDK's own, on the card's 0.3 interface) sends the 0.3
             # names (message/stream, tasks/get) and is answered in 0.3's shapes.
             old_card = AgentCard()
@@ -133,6 +148,8 @@ def test_a2a_round_trip_with_the_official_client(server, alice, mallory):
             "canceled": canceled,
             "old_streamed": old_streamed,
             "old_got": old_got,
+            "asking": asking,
+            "resumed": resumed,
         }
 
     seen = asyncio.run(scenario())
@@ -180,6 +197,11 @@ def test_a2a_round_trip_with_the_official_client(server, alice, mallory):
     assert session.principal_id == alice.pk and session.turns.count() == 3
 
     assert seen["canceled"].status.state == TaskState.TASK_STATE_CANCELED
+
+    last = seen["asking"][-1].status_update
+    assert last.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert "close_issue" in last.status.message.parts[0].text
+    assert seen["resumed"].artifacts[0].parts[0].text == 'done: close_issue -> "closed #7"'
 
     # A body that is not a JSON object is the platform's 400; JSON-RPC errors carry the
     # request's id; no token is a 401 envelope.
