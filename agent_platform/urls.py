@@ -4,6 +4,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from agent_platform import playground, views
+from sessions_app.api.a2a_views import AgentCardView
 
 urlpatterns = [
     path("", views.index, name="index"),
@@ -16,6 +17,8 @@ urlpatterns = [
     path("api/", include("agent_platform.api.urls")),
     path("<str:agent_slug>/playground", playground.playground, name="playground"),
     path("<str:agent_slug>/playground/renderers", playground.ToolRenderersView.as_view(), name="playground-renderers"),
+    # The A2A agent card, where A2A clients look for it: under the agent's base URL.
+    path("<str:agent_slug>/.well-known/agent-card.json", AgentCardView.as_view(), name="agent-card"),
     # Everything else is an agent: /<slug>/v1/... (reserved segments never reach here).
     path("<str:agent_slug>/v1/", include("agents.api.urls")),
     path("<str:agent_slug>/v1/", include("sessions_app.api.urls")),

@@ -346,3 +346,16 @@ def stop_session(session: Session, *, drop_queued: bool = False) -> bool:
         if current:
             transaction.on_commit(lambda: settle_session(session.pk))
     return bool(current)
+
+
+def stop_turn(turn: Turn) -> bool:
+    """Interrupt one turn (queued, running or parked), leaving the session's others be
+    (an A2A ``CancelTask``); False when it has ended already."""
+    with transaction.atomic():
+        Session.objects.select_for_update().filter(pk=turn.session_id).first()
+        turn = Turn.objects.select_related("session").get(pk=turn.pk)
+        if turn.status not in ACTIVE_TURNS:
+            return False
+        _interrupt([turn])
+        transaction.on_commit(lambda: settle_session(turn.session_id))
+    return True

@@ -112,6 +112,21 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
         url += f"?sessionId={data.session.pk}"
     if operation.method != "POST":
         return [(url, None)]
+    if operation.path.endswith("/v1/a2a"):
+        # JSON-RPC: the owner's session as a context, the owner's turn as a task.
+        turn, context = data.approval.turn_id, data.session.pk
+        sent = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}], "contextId": context}}
+        return [
+            (url, {"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+            for n, (method, params) in enumerate(
+                [
+                    ("SendMessage", sent),
+                    ("SendStreamingMessage", sent),
+                    ("GetTask", {"id": turn}),
+                    ("CancelTask", {"id": turn}),
+                ]
+            )
+        ]
     token = data.session.continuation_token
     common = {"message": "hi", "decision": "approve", "name": "probe"}
     nested = {"city": "Lyon", "sessionId": data.session.pk, "continuationToken": token}

@@ -1,6 +1,7 @@
 from django.urls import path, re_path
 
 from sessions_app.api import (
+    a2a_views,
     artifact_views,
     channel_views,
     eval_views,
@@ -23,6 +24,8 @@ urlpatterns = [
     path("session/<str:session_id>/events", views.SessionEventsView.as_view(), name="session-events"),
     path("session/<str:session_id>/stream", stream_views.session_stream, name="session-stream"),
     path("logs", AgentLogsView.as_view(), name="agent-logs"),
+    # The agent as an A2A server (JSON-RPC; its card is at /<slug>/.well-known/agent-card.json).
+    path("a2a", a2a_views.A2AView.as_view(), name="agent-a2a"),
     # Authored routes: the rest of the path is the route's own (matched exactly, "" included).
     re_path(
         r"^channels/(?P<channel_name>[^/]+)(?P<route_path>/.*)?$",
