@@ -159,10 +159,11 @@ def test_info_lists_what_each_mount_contributed(build):
     )
     [extension] = surface.info("test")["extensions"]
     assert extension["namespace"] == "crm"
-    assert extension["kind"] == "mount"
+    assert extension["kind"] == "extension"
     assert extension["source"] == "../../vendor/crm"
-    assert extension["contributed"]["tools"] == ["crm__lookup"]
-    assert extension["contributed"]["instructions"] == ["instructions.md"]
+    assert extension["package"] is None  # a folder, not an installed package
+    assert extension["contributions"]["tools"] == ["crm__lookup"]
+    assert extension["contributions"]["instructions"] == ["instructions.md"]
     assert (extension["disabled"], extension["overridden"]) == ([], [])
 
 
@@ -344,6 +345,8 @@ def test_a_mount_config_that_fits_the_extensions_model_is_accepted(build):
     )
     assert codes(surface) == []
     assert list(surface.tools) == ["crm__lookup"]
+    # What ctx.extension.config will be: the validated config, defaults filled in.
+    assert surface.extensions["crm"].config == {"region": "eu", "limit": 10}
 
 
 def test_a_mount_config_missing_a_required_field_is_an_error(build):
