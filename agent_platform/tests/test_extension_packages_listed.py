@@ -59,7 +59,7 @@ def test_the_index_shows_each_agents_mounts_and_the_packages_with_who_mounts_the
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": REPO / "examples"}
     html = Client().get("/").content.decode()
     support = html[html.index("<td>support</td>") :].split("</tr>")[0]
-    assert f"<code>shop</code> extension shop (agent-platform-shop {VERSION})" in support
+    assert f"<code>shop</code>: extension from shop (agent-platform-shop {VERSION})" in support
     packages = html[html.index('<table id="extension-packages">') :].split("</table>")[0]
     assert f"<td>{VERSION}</td>" in packages
     assert "<code>support/shop</code>" in packages

@@ -71,9 +71,13 @@ class _Source:
     package: dict[str, str] | None = None  # {"name", "version"} of the pip package, for an entry point
 
 
+def _is_path(source: str) -> bool:
+    return source.startswith((".", "/")) or "/" in source
+
+
 def resolve_source(source: str, relative_to: Path) -> _Source | None:
     """The folder of a mount source: a path, an entry point, or an importable package."""
-    if source.startswith((".", "/")) or "/" in source:
+    if _is_path(source):
         folder = (relative_to / source).resolve()
         return _Source(folder) if folder.is_dir() else None
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=source):
@@ -138,7 +142,10 @@ def _load_source(
         else _Source((mount_file.parent / source).resolve())
     )
     if resolved is None or not resolved.folder.is_dir():
-        walk.report(codes.MOUNT_NOT_FOUND, mount_file, f"cannot find extension {source!r}")
+        named = isinstance(spec, sdk.Mount) and not _is_path(source)
+        # A package name: the usual cause is a package not installed in this environment.
+        hint = " (no such package is installed: pip install it; `agent extensions` lists those that are)"
+        walk.report(codes.MOUNT_NOT_FOUND, mount_file, f"cannot find extension {source!r}{hint if named else ''}")
         return None
     folder = resolved.folder
     kind = "extension" if isinstance(spec, sdk.Mount) else "plugin"

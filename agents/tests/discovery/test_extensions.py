@@ -312,11 +312,13 @@ def test_a_mount_whose_folder_does_not_exist_is_an_error(build):
     surface = build({"agent/extensions/crm.py": MOUNT})
     assert codes(surface) == ["agents.E020"]
     assert "'../../vendor/crm'" in only(surface, "agents.E020").message
+    assert "pip install" not in only(surface, "agents.E020").message  # a path, not a package
 
 
 def test_a_mount_of_a_package_that_is_not_installed_is_an_error(build):
     surface = build({"agent/extensions/crm.py": 'from agents.sdk import mount\n\nm = mount("no_such_crm_package")\n'})
     assert codes(surface) == ["agents.E020"]
+    assert "no such package is installed: pip install it" in only(surface, "agents.E020").message
 
 
 def test_an_installed_package_is_mounted_by_its_name(build, tmp_path, monkeypatch):
