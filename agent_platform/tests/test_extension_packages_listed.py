@@ -29,7 +29,8 @@ def agent_command(*args: str) -> str:
     return out.getvalue()
 
 
-def test_agent_extensions_lists_the_installed_sample_package_with_its_version():
+def test_agent_extensions_lists_the_installed_sample_package_with_its_version(settings):
+    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": REPO / "examples"}
     lines = agent_command("extensions").splitlines()
     assert f"shop  agent-platform-shop {VERSION}  module agent_platform_shop" in lines
     [listed] = [item for item in json.loads(agent_command("extensions", "--json")) if item["name"] == "shop"]
@@ -41,6 +42,8 @@ def test_agent_extensions_lists_the_installed_sample_package_with_its_version():
         "summary": listed["summary"],
     }
     assert "shop support agents" in listed["summary"]
+    # And `agent info` names the package version behind each mount.
+    assert f"  extension shop: extension from shop, agent-platform-shop {VERSION}" in agent_command("info", "support")
 
 
 def test_the_admin_lists_the_packages_to_staff_only(settings):

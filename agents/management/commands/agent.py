@@ -246,6 +246,9 @@ class Command(BaseCommand):
         ]:
             names = [item.get("name") or item.get("id") or item.get("namespace") for item in document[key]]
             self.stdout.write(f"  {label}: {', '.join(names) if names else '-'}")
+        for mount in document["extensions"]:
+            package = f", {mount['package']['name']} {mount['package']['version']}" if mount["package"] else ""
+            self.stdout.write(f"  extension {mount['namespace']}: {mount['kind']} from {mount['source']}{package}")
         self.stdout.write(f"  result: {'yes' if document['result'] else 'no'}")
         self.stdout.write(f"  eval cases: {', '.join(c['id'] for c in document['evals']['cases']) or '-'}")
         for diagnostic in surface.all_diagnostics():
