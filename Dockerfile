@@ -14,6 +14,9 @@ WORKDIR /app
 # psycopg[binary] bundles libpq: no apt packages needed.
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
+# The extension packages shipped in extensions/ (the support example mounts shop).
+COPY extensions/ extensions/
+RUN pip install --no-cache-dir ./extensions/*/
 
 # Runs unprivileged, as the app stage does; settings create dirs under var/ at import.
 RUN useradd --system --create-home --uid 10001 app

@@ -14,6 +14,11 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/agent_platform
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
+# The extension packages shipped in extensions/ (the support example mounts shop), installed
+# as any extension package is; again whenever a file of theirs changes.
+EXTENSION_PACKAGES := $(wildcard extensions/*/pyproject.toml)
+EXTENSION_FILES := $(shell find extensions -type f -not -path '*/build/*' -not -path '*.egg-info*' -not -name '*.pyc' 2>/dev/null)
+
 .PHONY: run test check lint typecheck migrations-check clean
 
 $(PY):
@@ -28,13 +33,17 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@ $(VENV)/.run-installed
 
-run: $(VENV)/.run-installed
+$(VENV)/.extensions-installed: $(EXTENSION_FILES) | $(PY)
+	$(PY) -m pip install --quiet $(addprefix ./,$(dir $(EXTENSION_PACKAGES)))
+	touch $@
+
+run: $(VENV)/.run-installed $(VENV)/.extensions-installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py agent serve --host $(HOST) --port $(PORT)
 
 # DB_CONN_MAX_AGE=0: connections opened by worker and async-bridge threads close
 # after use, so the test database can be dropped at the end of the run.
-test: $(VENV)/.dev-installed
+test: $(VENV)/.dev-installed $(VENV)/.extensions-installed
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret DB_CONN_MAX_AGE=0 \
 		$(PY) scripts/test_services.py $(PY) -m pytest $(PYTEST_ARGS)
 

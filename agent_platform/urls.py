@@ -13,6 +13,7 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     # Under admin/ (a reserved segment), so no agent's slug can shadow it.
     path("admin/dashboard/", views.dashboard, name="dashboard"),
+    path("admin/extensions/", admin.site.admin_view(views.extensions_admin), name="extensions-admin"),
     path("admin/", admin.site.urls),
     path("api/", include("agent_platform.api.urls")),
     path("<str:agent_slug>/playground", playground.playground, name="playground"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db import connection
@@ -16,6 +17,9 @@ from agent_platform.conf import platform_settings
 from agent_platform.dashboard import PERIODS, build_dashboard, charts_for
 from agent_platform.errors import error_body
 from agent_platform.models import Tenant
+from agents.discovery import AgentSurface
+from agents.discovery.extensions import ENTRY_POINT_GROUP, InstalledExtension, installed_extensions
+from agents.models import Agent
 from agents.registry import served_agents, surface_for
 
 
@@ -27,14 +31,50 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    """``/``: the shared agents of this deployment, each with its diagnostics; an
-    agent with errors is listed as not served, with the reasons."""
+    """``/``: the shared agents of this deployment, each with its diagnostics and its
+    mounted extensions (an agent with errors is listed as not served, with the
+    reasons), then the installed extension packages and the agents that mount each."""
     rows = [(agent, surface_for(agent)) for agent in served_agents(None)]
+    packages = [{"package": item, "mounted_by": _mounted_by(item, rows)} for item in installed_extensions()]
     return render(
         request,
         "index.html",
-        {"rows": [{"agent": agent, "errors": s.errors, "diagnostics": s.all_diagnostics()} for agent, s in rows]},
+        {
+            "rows": [
+                {
+                    "agent": agent,
+                    "errors": s.errors,
+                    "diagnostics": s.all_diagnostics(),
+                    "extensions": list(s.extensions.values()),
+                }
+                for agent, s in rows
+            ],
+            "packages": packages,
+        },
     )
+
+
+def _mounted_by(package: InstalledExtension, rows: list[tuple[Agent, AgentSurface]]) -> list[str]:
+    """``slug/namespace`` of each listed agent's mount of ``package``."""
+    return [
+        f"{agent.slug}/{mount.namespace}"
+        for agent, surface in rows
+        for mount in surface.extensions.values()
+        if mount.package is not None and mount.package["name"] == package.distribution
+    ]
+
+
+def extensions_admin(request: HttpRequest) -> HttpResponse:
+    """``/admin/extensions/`` (staff): the installed extension packages, read-only.
+    Packages belong to the deployment's Python environment, not to a tenant, so every
+    staff user sees the same list; there is no model behind it."""
+    context = {
+        **admin.site.each_context(request),
+        "title": "Installed extension packages",
+        "packages": installed_extensions(),
+        "group": ENTRY_POINT_GROUP,
+    }
+    return render(request, "admin/extensions.html", context)
 
 
 @dataclass(frozen=True)

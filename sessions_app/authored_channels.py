@@ -31,7 +31,7 @@ from pydantic_core import to_jsonable_python
 from agent_platform.errors import DomainError
 from agent_platform.models import Principal
 from agents import sdk
-from agents.discovery import AgentSurface
+from agents.discovery import AgentSurface, extension_context
 from agents.models import Agent
 from sessions_app import services
 from sessions_app.channel_state import listed_token
@@ -307,10 +307,12 @@ def call_route(
 def channel_context(
     agent: Agent, channel: str, sender: ChannelSender, request: sdk.ChannelRequest, tenant_id: int
 ) -> sdk.ChannelContext:
+    entry = sender.surface.channels.get(channel)
     return sdk.ChannelContext(
         agent=agent.slug,
         channel=channel,
         host=host_for_agent(tenant_id, agent, channel=channel),
         send=sender,
         request=request,
+        extension=extension_context(sender.surface.extensions, entry.extension if entry is not None else None),
     )

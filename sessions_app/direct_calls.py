@@ -30,7 +30,7 @@ from agents.events import EventType
 from agents.models import Agent
 from agents.runtime.conversation import new_call_id
 from agents.runtime.tool_calls import CallResult, needs_approval, run_server_tool, validate_arguments
-from agents.sdk import SessionInfo, Tool, ToolContext
+from agents.sdk import ExtensionContext, SessionInfo, Tool, ToolContext
 from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.host import host_for, host_for_agent, session_info
@@ -88,10 +88,17 @@ def find_tool(surface: AgentSurface, tool_name: str) -> Tool:
 
 
 def call_directly(
-    agent: Agent, tool: Tool, principal: Principal, session: Session | None, raw_input: dict[str, Any]
+    agent: Agent,
+    tool: Tool,
+    principal: Principal,
+    session: Session | None,
+    raw_input: dict[str, Any],
+    *,
+    extension: ExtensionContext | None = None,
 ) -> DirectCall:
     """Run ``tool`` with ``raw_input`` for ``principal``, bound to ``session`` if given
-    (the caller has checked that the principal may use it).
+    (the caller has checked that the principal may use it). ``extension``: the tool's
+    ``ctx.extension`` when a mount contributed it (``extension_context``).
 
     Raises:
         AgentExecutionTool: the tool runs in a session workspace; only a turn can call it.
@@ -123,7 +130,7 @@ def call_directly(
         info = session_info(session) if session is not None else SessionInfo(id="", agent=agent.slug)
         host = host_for(session) if session is not None else host_for_agent(principal.tenant_id, agent)
         channel = channel_info(session) if session is not None else None
-        ctx = ToolContext(session=info, host=host, call_id=call_id, channel=channel)
+        ctx = ToolContext(session=info, host=host, call_id=call_id, channel=channel, extension=extension)
         result = async_to_sync(run_server_tool)(tool, arguments, ctx)
     if session is not None:
         data = events.action_result(call_id, tool.name, result.output, is_error=result.is_error, stubbed=result.stubbed)

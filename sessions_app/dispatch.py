@@ -56,7 +56,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
-from agents.discovery import AgentSurface
+from agents.discovery import AgentSurface, ExtensionInfo
 from agents.registry import subscribed_event_types, surface_for
 from agents.sdk import HookContext
 from sessions_app.channel_state import channel_info, channel_session, save_channel_session
@@ -100,6 +100,7 @@ class Subscriber:
     kind: Literal["channel", "hook"]
     name: str
     events: Mapping[str, Handler]
+    mount: ExtensionInfo | None = None  # the extension that contributed it (its ctx.extension)
 
     def handler_for(self, event_type: str) -> Handler | None:
         return self.events.get(event_type) or self.events.get("*")
@@ -119,9 +120,17 @@ def subscribers(surface: AgentSurface, channel: str) -> list[Subscriber]:
     found: list[Subscriber] = []
     entry = surface.channels.get(channel)
     if entry is not None and entry.value.events:
-        found.append(Subscriber("channel", channel, entry.value.events))
-    found += [Subscriber("hook", name, hook.value.events) for name, hook in surface.hooks.items() if hook.value.events]
+        found.append(Subscriber("channel", channel, entry.value.events, _mount(surface, entry.extension)))
+    found += [
+        Subscriber("hook", name, hook.value.events, _mount(surface, hook.extension))
+        for name, hook in surface.hooks.items()
+        if hook.value.events
+    ]
     return found
+
+
+def _mount(surface: AgentSurface, namespace: str | None) -> ExtensionInfo | None:
+    return surface.extensions.get(namespace) if namespace is not None else None
 
 
 # --- dispatching ------------------------------------------------------------------------------
@@ -214,7 +223,12 @@ def _deliver(targets: list[Subscriber], context: HookContext, session: Session, 
         try:
             # A context of its own: a handler that changes it cannot mislead the next one;
             # ctx.channel as of now (a channel handler before may have re-keyed the session).
-            own = replace(context, session=replace(context.session), channel=channel_info(session))
+            own = replace(
+                context,
+                session=replace(context.session),
+                channel=channel_info(session),
+                extension=target.mount.context() if target.mount is not None else None,
+            )
             if target.kind == "channel":
                 channel, loaded = channel_session(session, target.name)
                 try:

@@ -11,7 +11,7 @@ from agents.discovery.diagnostics import Diagnostic, Severity
 from agents.discovery.discover import discover_agent
 from agents.discovery.extensions import mount_extensions
 from agents.discovery.loader import TreeLoader, tree_fingerprint
-from agents.discovery.surface import FILE_TOOLS, AgentSurface
+from agents.discovery.surface import FILE_TOOLS, AgentSurface, ExtensionInfo, extension_context
 from agents.events import EventType
 from agents.runtime.outbound import OutboundPolicy
 
@@ -28,4 +28,14 @@ def discover(
     )
 
 
-__all__ = ["FILE_TOOLS", "AgentSurface", "Diagnostic", "Severity", "TreeLoader", "discover", "tree_fingerprint"]
+__all__ = [
+    "FILE_TOOLS",
+    "AgentSurface",
+    "Diagnostic",
+    "ExtensionInfo",
+    "Severity",
+    "TreeLoader",
+    "discover",
+    "extension_context",
+    "tree_fingerprint",
+]

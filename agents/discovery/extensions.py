@@ -11,7 +11,7 @@ import importlib.metadata
 import importlib.util
 import json
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +28,71 @@ ENTRY_POINT_GROUP = "agent_platform.extensions"
 PLUGIN_MANIFESTS = (".claude-plugin/plugin.json", ".cursor-plugin/plugin.json", "plugin.json")
 
 
-def resolve_source(source: str, relative_to: Path) -> Path | None:
+@dataclass(frozen=True)
+class InstalledExtension:
+    """One entry point of ``agent_platform.extensions``: a package mounts can name."""
+
+    name: str  # what mount("<name>") says
+    module: str  # the entry point's target
+    distribution: str | None  # the pip package that provides it
+    version: str | None
+    summary: str | None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "name": self.name,
+            "module": self.module,
+            "distribution": self.distribution,
+            "version": self.version,
+            "summary": self.summary,
+        }
+
+
+def installed_extensions() -> list[InstalledExtension]:
+    """The extension packages installed in this Python environment, by entry point name."""
+    found = []
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry_point.dist
+        found.append(
+            InstalledExtension(
+                entry_point.name,
+                entry_point.value,
+                dist.name if dist is not None else None,
+                dist.version if dist is not None else None,
+                dist.metadata["Summary"] if dist is not None and "Summary" in dist.metadata else None,
+            )
+        )
+    return sorted(found, key=lambda item: item.name)
+
+
+@dataclass(frozen=True)
+class _Source:
+    folder: Path
+    package: dict[str, str] | None = None  # {"name", "version"} of the pip package, for an entry point
+
+
+def _is_path(source: str) -> bool:
+    return source.startswith((".", "/")) or "/" in source
+
+
+def resolve_source(source: str, relative_to: Path) -> _Source | None:
     """The folder of a mount source: a path, an entry point, or an importable package."""
-    if source.startswith((".", "/")) or "/" in source:
+    if _is_path(source):
         folder = (relative_to / source).resolve()
-        return folder if folder.is_dir() else None
+        return _Source(folder) if folder.is_dir() else None
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=source):
         target = entry_point.load()
         location = getattr(target, "__path__", None) or [Path(getattr(target, "__file__", "")).parent]
-        return Path(next(iter(location)))
+        dist = entry_point.dist
+        package = {"name": dist.name, "version": dist.version} if dist is not None else None
+        return _Source(Path(next(iter(location))), package)
     try:
         spec = importlib.util.find_spec(source)
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(next(iter(spec.submodule_search_locations)))
+    return _Source(Path(next(iter(spec.submodule_search_locations))))
 
 
 def mount_extensions(tree: Path, walk: Walk, surface: AgentSurface) -> None:
@@ -87,44 +136,57 @@ def _load_source(
     spec: sdk.Mount | sdk.PluginMount, namespace: str, mount_file: Path, walk: Walk
 ) -> tuple[AgentSurface, ExtensionInfo] | None:
     source = spec.source if isinstance(spec, sdk.Mount) else spec.path
-    folder = (
+    resolved = (
         resolve_source(source, mount_file.parent)
         if isinstance(spec, sdk.Mount)
-        else (mount_file.parent / source).resolve()
+        else _Source((mount_file.parent / source).resolve())
     )
-    if folder is None or not folder.is_dir():
-        walk.report(codes.MOUNT_NOT_FOUND, mount_file, f"cannot find extension {source!r}")
+    if resolved is None or not resolved.folder.is_dir():
+        named = isinstance(spec, sdk.Mount) and not _is_path(source)
+        # A package name: the usual cause is a package not installed in this environment.
+        hint = " (no such package is installed: pip install it; `agent extensions` lists those that are)"
+        walk.report(codes.MOUNT_NOT_FOUND, mount_file, f"cannot find extension {source!r}{hint if named else ''}")
         return None
-    info = ExtensionInfo(namespace, "mount" if isinstance(spec, sdk.Mount) else "plugin", source, folder)
+    folder = resolved.folder
+    kind = "extension" if isinstance(spec, sdk.Mount) else "plugin"
+    info = ExtensionInfo(namespace, kind, source, folder, package=resolved.package)
     contribution = AgentSurface(slug=namespace, path=folder)
     ext_walk = replace(walk, loader=walk.loader.child(folder), extension=namespace)
     if isinstance(spec, sdk.PluginMount):
         return (contribution, info) if _load_plugin(folder, ext_walk, contribution, mount_file) else None
-    if not _config_is_valid(folder, spec, ext_walk, mount_file):
+    config = _validated_config(folder, spec, ext_walk, mount_file, info)
+    if config is None:
         return None
+    info.config = config
     walk_tree(folder, ext_walk, contribution, "extension")
     return contribution, info
 
 
-def _config_is_valid(folder: Path, spec: sdk.Mount, walk: Walk, mount_file: Path) -> bool:
+def _validated_config(
+    folder: Path, spec: sdk.Mount, walk: Walk, mount_file: Path, info: ExtensionInfo
+) -> dict[str, Any] | None:
+    """The mount's config as the extension's model validated it (defaults filled in), or
+    None after reporting why it is refused. ``info`` takes the extension's description."""
     declared = (
         walk.load_one(folder / "extension.py", sdk.ExtensionSpec, "extension.py")
         if (folder / "extension.py").is_file()
         else None
     )
+    if declared is not None:
+        info.description = declared.description
     schema = declared.config if declared is not None else None
     if schema is None:
         if spec.config:
             walk.report(codes.INVALID_EXTENSION_CONFIG, mount_file, f"extension {spec.source!r} takes no config")
-            return False
-        return True
+            return None
+        return {}
     try:
-        schema.model_validate(dict(spec.config))
+        validated = schema.model_validate(dict(spec.config))
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in error.errors())
         walk.report(codes.INVALID_EXTENSION_CONFIG, mount_file, f"config for {spec.source!r}: {problems}")
-        return False
-    return True
+        return None
+    return validated.model_dump()
 
 
 def _apply_overrides(override_dir: Path, contribution: AgentSurface, info: ExtensionInfo, walk: Walk) -> None:

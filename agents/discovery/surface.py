@@ -4,6 +4,8 @@ and the diagnostics. ``info()`` is the document of ``GET /v1/info`` and
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,13 +48,29 @@ class InstructionPart:
 
 @dataclass
 class ExtensionInfo:
+    """One mount: where it came from, its validated config, and what it contributed."""
+
     namespace: str
-    kind: str  # "mount" | "plugin"
+    kind: str  # "extension" | "plugin"
     source: str
     path: Path | None
+    config: dict[str, Any] = field(default_factory=dict)
+    description: str | None = None
+    package: dict[str, str] | None = None  # {"name", "version"}: the pip package behind an entry point
     contributed: dict[str, list[str]] = field(default_factory=dict)
     disabled: list[str] = field(default_factory=list)
     overridden: list[str] = field(default_factory=list)
+
+    def context(self) -> sdk.ExtensionContext:
+        """``ctx.extension`` for one call: a fresh copy of the config each time, so a
+        handler that changes it changes nothing for the next one."""
+        return sdk.ExtensionContext(self.namespace, copy.deepcopy(self.config))
+
+
+def extension_context(extensions: Mapping[str, ExtensionInfo], namespace: str | None) -> sdk.ExtensionContext | None:
+    """``ctx.extension`` for a contribution of mount ``namespace`` (None: the agent's own code)."""
+    info = extensions.get(namespace) if namespace is not None else None
+    return info.context() if info is not None else None
 
 
 @dataclass
@@ -163,7 +181,9 @@ class AgentSurface:
                     "namespace": ext.namespace,
                     "kind": ext.kind,
                     "source": ext.source,
-                    "contributed": ext.contributed,
+                    "description": ext.description,
+                    "package": ext.package,
+                    "contributions": ext.contributed,
                     "disabled": ext.disabled,
                     "overridden": ext.overridden,
                 }

@@ -3,22 +3,28 @@ skills catalog, the A/B arm instructions, and the workspace files."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Mapping, Sequence
 
-from agents.discovery import AgentSurface
+from agents.discovery import AgentSurface, ExtensionInfo, extension_context
 from agents.sdk import ToolContext
 
 LOAD_SKILL_TOOL = "load_skill"
 
 
-async def instructions_text(surface: AgentSurface, ctx: ToolContext) -> str:
-    """The instruction parts joined in discovery order; dynamic parts rendered for this session."""
+async def instructions_text(
+    surface: AgentSurface, ctx: ToolContext, extensions: Mapping[str, ExtensionInfo] | None = None
+) -> str:
+    """The instruction parts joined in discovery order; dynamic parts rendered for this
+    session, a mounted extension's with its ``ctx.extension``. ``extensions``: the mounts
+    of the root agent (a subagent's surface has none of its own)."""
+    mounts = surface.extensions if extensions is None else extensions
     parts: list[str] = []
     for entry in surface.instructions:
         part = entry.value
         if part.render is not None:
-            rendered = part.render(ctx)
+            rendered = part.render(dataclasses.replace(ctx, extension=extension_context(mounts, entry.extension)))
             text = await rendered if inspect.isawaitable(rendered) else rendered
             parts.append(str(text).strip())
         elif part.text:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
 from agents import events
-from agents.discovery import AgentSurface
+from agents.discovery import AgentSurface, ExtensionInfo, extension_context
 from agents.events import INTERRUPTED, EventType
 from agents.runtime.conversation import message_from_dict, message_to_dict, new_call_id, usage_from_dict
 from agents.runtime.emitter import EventSink, TurnEmitter
@@ -192,7 +192,9 @@ class PreparedTurn:
     workspace_files: list[str]
 
 
-async def render_instructions(surface: AgentSurface, ctx: ToolContext) -> str:
+async def render_instructions(
+    surface: AgentSurface, ctx: ToolContext, extensions: Mapping[str, ExtensionInfo] | None = None
+) -> str:
     """The agent's instructions for this turn.
 
     Raises:
@@ -200,7 +202,7 @@ async def render_instructions(surface: AgentSurface, ctx: ToolContext) -> str:
             which the turn reports rather than the platform.
     """
     try:
-        return await instructions_text(surface, ctx)
+        return await instructions_text(surface, ctx, extensions)
     except Exception as failure:
         raise TurnFailed(f"rendering the instructions failed: {type(failure).__name__}: {failure}") from failure
 
@@ -233,8 +235,11 @@ class _Run:
         *,
         nested: bool = False,
         prepared: PreparedTurn | None = None,
+        extensions: Mapping[str, ExtensionInfo] | None = None,
     ) -> None:
         self.surface = surface
+        # The root agent's mounts: a subagent an extension contributed runs with its mount's config.
+        self.extensions = surface.extensions if extensions is None else extensions
         # The root run's instructions and workspace, prepared once for the turn; a
         # subagent renders its own instructions when it is called.
         self.prepared = prepared
@@ -261,7 +266,7 @@ class _Run:
 
     async def loop(self, messages: list[Message], step: int) -> TurnOutcome:
         provider, model_name = provider_for(self.model_id, self.settings.providers)
-        prepared = self.prepared or PreparedTurn(await render_instructions(self.surface, self.ctx), [])
+        prepared = self.prepared or PreparedTurn(await render_instructions(self.surface, self.ctx, self.extensions), [])
         system = system_prompt(self.surface, prepared.instructions, self.request.arms, prepared.workspace_files)
         tools = tool_specs(self.surface)
         while step < self.settings.max_steps:
@@ -412,8 +417,10 @@ class _Run:
             if self.request.workspace is None:
                 return error(f"{tool.name} runs in the session workspace, and this run has none")
             return await run_agent_tool(tool, arguments, entry.path, self.request.workspace)
-        self.ctx.call_id = call.call_id
-        return await run_server_tool(tool, arguments, self.ctx)
+        ctx = dataclasses.replace(
+            self.ctx, call_id=call.call_id, extension=extension_context(self.extensions, entry.extension)
+        )
+        return await run_server_tool(tool, arguments, ctx)
 
     async def _run_subagent(self, call: ToolCall) -> CallResult | ParkedSubagent:
         message = str((call.arguments or {}).get("message", ""))
@@ -425,7 +432,14 @@ class _Run:
 
     def _child(self, call: ToolCall) -> _Run:
         child = self.surface.subagents[call.name]
-        return _Run(child, self.request, self.emitter.nested(call.call_id), self.settings, nested=True)
+        return _Run(
+            child,
+            self.request,
+            self.emitter.nested(call.call_id),
+            self.settings,
+            nested=True,
+            extensions=self.extensions,
+        )
 
     async def _subagent_outcome(self, call: ToolCall, run: _Run, body: Any) -> CallResult | ParkedSubagent:
         """Run (or resume) a subagent; parked, its whole state goes into the parent's."""

@@ -96,6 +96,29 @@ class Signal:
         return self._event.wait(timeout)
 
 
+@dataclass(frozen=True)
+class ExtensionContext:
+    """``ctx.extension``: the mount a contribution came from, for every contribution of a
+    mounted extension or plugin (tools, dynamic instructions, hooks, channel handlers,
+    schedule handlers); ``None`` for the agent's own code.
+
+    ``namespace`` is the mount's name (``extensions/<namespace>.py``); ``config`` is the
+    mount's config as the extension's ``define_extension(config=...)`` model validated it,
+    defaults filled in, as a plain dict (``{}`` when the extension takes none). Each call
+    gets its own copy, so changing it changes nothing for the next call.
+
+    Example::
+
+        @tool(effect="read")
+        def quote(ctx: ToolContext, amount: float) -> str:
+            \"\"\"A price in the shop's currency.\"\"\"
+            return f"{amount:.2f} {ctx.extension.config['currency']}"
+    """
+
+    namespace: str
+    config: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class SessionInfo:
     """What authored code may know about the session it runs in."""
@@ -157,6 +180,7 @@ class ToolContext:
     signal: Signal = field(default_factory=Signal)
     call_id: str = ""
     channel: ChannelInfo | None = None
+    extension: ExtensionContext | None = None
 
 
 @dataclass
@@ -169,6 +193,7 @@ class HookContext:
     channel: ChannelInfo | None = None
     host: Host | None = None
     artifacts: Artifacts | None = None
+    extension: ExtensionContext | None = None
 
 
 @dataclass
@@ -246,6 +271,7 @@ class ChannelContext:
     secrets: dict[str, str] = field(default_factory=dict)
     send: SendMessage = _not_served
     request: ChannelRequest | None = None
+    extension: ExtensionContext | None = None
 
 
 @dataclass
@@ -270,3 +296,4 @@ class ScheduleArgs:
     fired_at: datetime
     host: Host | None = None
     send: Callable[..., Awaitable[dict[str, str]]] = _not_served
+    extension: ExtensionContext | None = None

@@ -40,3 +40,5 @@ def test_an_extension_is_mounted_by_its_entry_point_name(tmp_path, monkeypatch):
     assert surface.tools["crm__lookup"].value.name == "crm__lookup"
     assert list(surface.skills) == ["crm__escalate"]
     assert surface.extensions["crm"].source == "crm"
+    [info] = surface.info("test")["extensions"]
+    assert (info["kind"], info["package"]) == ("extension", {"name": "crm-tools", "version": "1.0"})

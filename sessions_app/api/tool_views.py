@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from agent_platform.auth import AuthenticatedPrincipal, caller
 from agent_platform.errors import ApiError
 from agents.api.views import ToolDetailView
-from agents.discovery import AgentSurface
+from agents.discovery import AgentSurface, extension_context
 from agents.models import Agent
 from sessions_app import services
 from sessions_app.access import owned_session
@@ -81,5 +81,12 @@ class ToolView(ToolDetailView):
         session_id = session.pk if session is not None else ""
         tenant_id = user.principal.tenant_id
         with agent_log_tags(self.surface, agent_slug=self.agent.slug, tenant_id=tenant_id, session_id=session_id):
-            call = call_directly(self.agent, tool, user.principal, session, body.validated_data["input"])
+            call = call_directly(
+                self.agent,
+                tool,
+                user.principal,
+                session,
+                body.validated_data["input"],
+                extension=extension_context(self.surface.extensions, self.surface.tools[tool_name].extension),
+            )
         return Response(call.as_dict())

@@ -39,7 +39,7 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from agent_platform.conf import platform_settings
 from agent_platform.errors import DomainError
 from agents import sdk
-from agents.discovery import AgentSurface
+from agents.discovery import AgentSurface, extension_context
 from agents.models import Agent, AgentSource
 from agents.registry import agent_folders, get_agent, served_row, surface_for
 from agents.sdk._context import ScheduleArgs
@@ -323,6 +323,7 @@ def _run(agent: Agent, surface: AgentSurface, schedule_id: str, schedule: sdk.Sc
         fired_at=fire.scheduled_for.astimezone(UTC),
         host=host_for_agent(principal.tenant_id, agent),
         send=send,
+        extension=extension_context(surface.extensions, surface.schedules[schedule_id].extension),
     )
     assert schedule.handler is not None
     try:

@@ -14,6 +14,7 @@ from agent_platform.conf import platform_settings
 from agents.api.views import info_document
 from agents.config import missing_model_keys, outbound_policy
 from agents.discovery import AgentSurface, discover
+from agents.discovery.extensions import ENTRY_POINT_GROUP, installed_extensions
 from agents.local_run import run_locally
 from agents.registry import RESERVED_SEGMENTS, agent_folders, is_valid_slug
 from agents.runtime.trajectory import format_summary, summarize
@@ -39,7 +40,7 @@ SLACK_SETUP = """Slack app set-up (api.slack.com/apps > Create New App > From sc
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: validate, info, run, eval, trajectory, init, serve, dispatch, slack, github."
+    help = "The agent CLI: validate, info, run, eval, trajectory, init, serve, dispatch, extensions, slack, github."
     # Each subcommand discovers the agents it uses and reports their diagnostics itself:
     # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
     requires_system_checks: list[str] = []
@@ -110,6 +111,10 @@ class Command(BaseCommand):
         evaluate.add_argument("--token", help="A bearer token for --url.")
         evaluate.add_argument("--json", action="store_true", help="Print the final snapshot on stdout.")
         evaluate.add_argument("--junit", type=Path, metavar="FILE", help="Write a JUnit XML report.")
+        extensions = actions.add_parser(
+            "extensions", help="List the installed extension packages (entry point group agent_platform.extensions)."
+        )
+        extensions.add_argument("--json", action="store_true", help="Print them as a JSON list.")
         slack = actions.add_parser("slack", help="The Slack pack: `agent slack help` prints the Slack app set-up.")
         slack.add_argument("topic", choices=["help"])
         slack.add_argument(
@@ -136,6 +141,8 @@ class Command(BaseCommand):
             self.evaluate(options)
         elif action == "init":
             self.init(options["name"], options["dir"] or Path(platform_settings.AGENTS_DIR))
+        elif action == "extensions":
+            self.extensions(as_json=options["json"])
         elif action == "slack":
             self.slack_help(Path(platform_settings.AGENTS_DIR), options["base_url"].rstrip("/"))
         elif action == "github":
@@ -171,6 +178,20 @@ class Command(BaseCommand):
                 failed.append(slug)
         if failed:
             raise CommandError(f"errors in {', '.join(failed)}", returncode=1)
+
+    def extensions(self, *, as_json: bool) -> None:
+        """One line per installed extension package: the name mounts use, the pip package and its version."""
+        found = installed_extensions()
+        if as_json:
+            self.stdout.write(json.dumps([item.as_dict() for item in found], indent=2))
+            return
+        if not found:
+            self.stdout.write(f"No extension package is installed (entry point group {ENTRY_POINT_GROUP}).")
+        for item in found:
+            package = f"{item.distribution} {item.version}" if item.distribution else "(no package metadata)"
+            self.stdout.write(f"{item.name}  {package}  module {item.module}")
+            if item.summary:
+                self.stdout.write(f"  {item.summary}")
 
     def slack_help(self, agents_dir: Path, base_url: str) -> None:
         """The Slack app set-up, and the request URL of each agent with a Slack pack."""
@@ -225,6 +246,9 @@ class Command(BaseCommand):
         ]:
             names = [item.get("name") or item.get("id") or item.get("namespace") for item in document[key]]
             self.stdout.write(f"  {label}: {', '.join(names) if names else '-'}")
+        for mount in document["extensions"]:
+            package = f", {mount['package']['name']} {mount['package']['version']}" if mount["package"] else ""
+            self.stdout.write(f"  extension {mount['namespace']}: {mount['kind']} from {mount['source']}{package}")
         self.stdout.write(f"  result: {'yes' if document['result'] else 'no'}")
         self.stdout.write(f"  eval cases: {', '.join(c['id'] for c in document['evals']['cases']) or '-'}")
         for diagnostic in surface.all_diagnostics():

@@ -159,10 +159,11 @@ def test_info_lists_what_each_mount_contributed(build):
     )
     [extension] = surface.info("test")["extensions"]
     assert extension["namespace"] == "crm"
-    assert extension["kind"] == "mount"
+    assert extension["kind"] == "extension"
     assert extension["source"] == "../../vendor/crm"
-    assert extension["contributed"]["tools"] == ["crm__lookup"]
-    assert extension["contributed"]["instructions"] == ["instructions.md"]
+    assert extension["package"] is None  # a folder, not an installed package
+    assert extension["contributions"]["tools"] == ["crm__lookup"]
+    assert extension["contributions"]["instructions"] == ["instructions.md"]
     assert (extension["disabled"], extension["overridden"]) == ([], [])
 
 
@@ -311,11 +312,13 @@ def test_a_mount_whose_folder_does_not_exist_is_an_error(build):
     surface = build({"agent/extensions/crm.py": MOUNT})
     assert codes(surface) == ["agents.E020"]
     assert "'../../vendor/crm'" in only(surface, "agents.E020").message
+    assert "pip install" not in only(surface, "agents.E020").message  # a path, not a package
 
 
 def test_a_mount_of_a_package_that_is_not_installed_is_an_error(build):
     surface = build({"agent/extensions/crm.py": 'from agents.sdk import mount\n\nm = mount("no_such_crm_package")\n'})
     assert codes(surface) == ["agents.E020"]
+    assert "no such package is installed: pip install it" in only(surface, "agents.E020").message
 
 
 def test_an_installed_package_is_mounted_by_its_name(build, tmp_path, monkeypatch):
@@ -344,6 +347,8 @@ def test_a_mount_config_that_fits_the_extensions_model_is_accepted(build):
     )
     assert codes(surface) == []
     assert list(surface.tools) == ["crm__lookup"]
+    # What ctx.extension.config will be: the validated config, defaults filled in.
+    assert surface.extensions["crm"].config == {"region": "eu", "limit": 10}
 
 
 def test_a_mount_config_missing_a_required_field_is_an_error(build):

@@ -25,6 +25,7 @@ PUBLIC_SURFACE = [
     "EvalCase",
     "EvalsConfig",
     "Experiment",
+    "ExtensionContext",
     "ExtensionSpec",
     "FileSystemSpec",
     "Hook",

@@ -1,4 +1,6 @@
-"""Mount the shop extension (``examples/support/shop_extension``) as ``shop__*``.
+"""Mount the shop extension, the installed package ``agent-platform-shop`` (its entry
+point ``shop``; the repository's ``extensions/shop/``), as ``shop__*``. Its tools read
+the config below as ``ctx.extension.config``.
 
 The FAQ is replaced by the shop's own (``tools/faq_search.py`` beside this file), and
 cancellations are left to people: the extension's ``cancel_order`` is not mounted.
@@ -7,7 +9,7 @@ cancellations are left to people: the extension's ``cancel_order`` is not mounte
 from agents.sdk import disable_tool, mount
 
 shop = mount(
-    "../../../shop_extension",
+    "shop",
     config={"region": "eu", "currency": "EUR"},
     disable=[disable_tool("cancel_order")],
 )

@@ -15,5 +15,6 @@ async def cancel_order(ctx: ToolContext, order_id: str, reason: str) -> dict[str
         order_id: The order number.
         reason: Why the customer cancels, in a few words.
     """
+    currency = ctx.extension.config["currency"] if ctx.extension is not None else "EUR"
     # A real extension would call the shop's order API here.
-    return {"orderId": order_id, "status": "cancelled", "reason": reason}
+    return {"orderId": order_id, "status": "cancelled", "reason": reason, "refundCurrency": currency}

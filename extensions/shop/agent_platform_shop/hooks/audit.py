@@ -11,16 +11,19 @@ logger = logging.getLogger("examples.shop_extension.audit")
 
 
 def log_tool_result(event: dict[str, Any], ctx: HookContext) -> None:
-    """One line per ``action.result`` of a ``shop__`` tool."""
+    """One line per ``action.result`` of one of the shop's tools (``<namespace>__*``)."""
     data = event.get("data") or {}
     tool_name = str(data.get("toolName", ""))
-    if tool_name.startswith("shop__"):
+    # ctx.extension.namespace is the name the agent mounted the shop under ("shop" in the support example).
+    namespace = ctx.extension.namespace if ctx.extension is not None else "shop"
+    if tool_name.startswith(f"{namespace}__"):
         logger.info(
-            "shop tool agent=%s session=%s tool=%s error=%s",
+            "shop tool agent=%s session=%s tool=%s error=%s region=%s",
             ctx.agent,
             ctx.session.id,
             tool_name,
             data.get("isError", False),
+            ctx.extension.config.get("region") if ctx.extension is not None else None,
         )
 
 
