@@ -4,6 +4,7 @@ from sessions_app.api import (
     artifact_views,
     channel_views,
     eval_views,
+    mcp_views,
     reminder_views,
     schedule_views,
     stream_views,
@@ -22,6 +23,9 @@ urlpatterns = [
     path("session/<str:session_id>/approvals/<str:call_id>", views.ApprovalView.as_view(), name="session-approval"),
     path("session/<str:session_id>/events", views.SessionEventsView.as_view(), name="session-events"),
     path("session/<str:session_id>/stream", stream_views.session_stream, name="session-stream"),
+    # The agent as an MCP server (stateless streamable HTTP: POST only).
+    path("mcp", mcp_views.McpView.as_view(), name="agent-mcp"),
+    path("mcp/tools", mcp_views.McpToolsView.as_view(), name="agent-mcp-tools"),
     path("logs", AgentLogsView.as_view(), name="agent-logs"),
     # Authored routes: the rest of the path is the route's own (matched exactly, "" included).
     re_path(
