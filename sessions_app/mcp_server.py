@@ -202,7 +202,6 @@ def _start_or_follow_up(caller: McpCaller, args: AskArgs) -> tuple[Session, str]
             user.principal,
             message=args.message,
             default_model=platform_settings.DEFAULT_MODEL,
-            channel="mcp",
         )
         return session, turn.pk
     turn = services.continue_session(session, message=args.message, admission=Admission.PREEMPT)
