@@ -38,6 +38,9 @@ NOT_API = {
     "/{agent_slug}/playground/renderers",  # the agent's own page assets, behind served_agent
     # Authored routes, not the platform's API: sessions_app/tests/test_channel_routes.py.
     "/{agent_slug}/v1/^channels/(?P{channel_name}[^/]+)(?P{route_path}/.*)?$",
+    # MCP (JSON-RPC; its refusals are tool results): sessions_app/tests/test_mcp_server.py.
+    "/{agent_slug}/v1/mcp",
+    "/{agent_slug}/v1/mcp/tools",
 }
 
 
@@ -113,26 +116,12 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
     if operation.method != "POST":
         return [(url, None)]
     token = data.session.continuation_token
-    if _is_mcp(operation):
-        # JSON-RPC: the MCP tools name the owner's session by id and by token.
-        calls = [("check", {"sessionId": data.session.pk}), ("ask", {"message": "hi", "continuationToken": token})]
-        if operation.path.endswith("/tools"):
-            calls = [("get_weather", {"city": "Lyon"})]
-        return [
-            (url, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
-            for name, arguments in calls
-        ]
     common = {"message": "hi", "decision": "approve", "name": "probe"}
     nested = {"city": "Lyon", "sessionId": data.session.pk, "continuationToken": token}
     return [
         (url, {**common, "sessionId": data.session.pk, "input": nested}),
         (url, {**common, "continuationToken": token, "input": {"city": "Lyon"}}),
     ]
-
-
-def _is_mcp(operation: Operation) -> bool:
-    """The MCP endpoints: a refusal is a tool result (``isError``) in a 200 answer."""
-    return operation.path.endswith(("/v1/mcp", "/v1/mcp/tools"))
 
 
 def _is_dev_only(operation: Operation) -> bool:
@@ -143,8 +132,6 @@ def _is_dev_only(operation: Operation) -> bool:
 def _expected(operation: Operation, slug: str, data: Seeded, body: dict[str, Any] | None) -> set[int]:
     if slug == data.private_agent.slug or _is_dev_only(operation):
         return {404}  # another tenant's agent does not exist for the caller
-    if _is_mcp(operation):
-        return {200}  # what the tools refuse is in the result; the checks below see nothing changed
     if "{prefix}" in operation.path or "{run_id}" in operation.path:
         return {404}  # token prefixes and eval runs are looked up in the caller's own tenant
     if operation.path.endswith("/dev/evals/runs") and body is not None:
@@ -163,9 +150,7 @@ def _expected(operation: Operation, slug: str, data: Seeded, body: dict[str, Any
 def _call(client: APIClient, method: str, url: str, body: dict[str, Any] | None) -> Any:
     if body is None:
         return getattr(client, method.lower())(url)
-    # (MCP's streamable HTTP wants both; the other routes take either.)
-    accept = "application/json, text/event-stream"
-    return getattr(client, method.lower())(url, body, format="json", HTTP_ACCEPT=accept)
+    return getattr(client, method.lower())(url, body, format="json")
 
 
 def test_every_api_route_is_in_the_schema():

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from asgiref.sync import async_to_sync
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 
@@ -24,7 +24,6 @@ from agent_platform.auth import caller
 from agent_platform.body_limit import ASGIApp, Message, Receive, Scope, Send
 from agents.api.base import AgentView
 from sessions_app import mcp_server
-from sessions_app.api.base import ERROR
 from sessions_app.mcp_server import Endpoint, McpCaller
 
 # The scope key under which ``mcp_endpoints`` offers to serve an MCP request.
@@ -71,27 +70,14 @@ class _AnyBody(BaseParser):
     media_type = "*/*"
 
 
-MCP_RESPONSES = {
-    200: OpenApiResponse(description="A JSON-RPC response (MCP streamable HTTP, JSON response mode)."),
-    202: OpenApiResponse(description="A JSON-RPC notification or response, accepted."),
-    400: ERROR,
-    406: OpenApiResponse(description="The Accept header does not include application/json."),
-    413: ERROR,
-    415: ERROR,
-}
-
-
 class McpView(AgentView):
     """``POST /<slug>/v1/mcp``: ``ask``, ``check``, ``approve``, ``call_tool``."""
 
     endpoint: Endpoint = "agent"
     parser_classes = [_AnyBody]
 
-    @extend_schema(
-        operation_id="agent_mcp",
-        request={"application/json": {"type": "object", "description": "A JSON-RPC request (MCP)."}},
-        responses=MCP_RESPONSES,
-    )
+    # JSON-RPC, whose contract is MCP's (docs/mcp-server.md), not an OpenAPI operation.
+    @extend_schema(exclude=True)
     def post(self, request: Request, agent_slug: str) -> HttpResponse:
         mcp_caller = McpCaller(caller(request), self.agent, self.surface)
         body = request.body
@@ -114,11 +100,7 @@ class McpToolsView(McpView):
 
     endpoint = "tools"
 
-    @extend_schema(
-        operation_id="agent_mcp_tools",
-        request={"application/json": {"type": "object", "description": "A JSON-RPC request (MCP)."}},
-        responses=MCP_RESPONSES,
-    )
+    @extend_schema(exclude=True)
     def post(self, request: Request, agent_slug: str) -> HttpResponse:
         return super().post(request, agent_slug)
 

@@ -150,6 +150,9 @@ def test_the_endpoints_refuse_what_the_session_api_refuses(daphne, live, alice, 
                 assert "mine" not in json.dumps(refused)
             unknown, failed = await call(mcp, "check", {"sessionId": "ses_nope"})
             assert failed and unknown["status"] == 404
+        async with client(url, alice_token) as mcp:  # nothing of mallory's reached the session
+            mine, _ = await call(mcp, "check", {"sessionId": started["sessionId"], "waitMs": 20_000})
+            assert mine["turnId"] == started["turnId"] and mine["reply"] == "echo: mine", mine
 
     asyncio.run(scenario())
 
