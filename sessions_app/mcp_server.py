@@ -43,11 +43,14 @@ from agent_platform.body_limit import Message, Receive, Scope, Send
 from agent_platform.conf import platform_settings
 from agent_platform.db import on_pool
 from agent_platform.errors import DATABASE_UNAVAILABLE, DomainError
+from agent_platform.parsers import unstorable_reason
 from agents.discovery import AgentSurface
 from agents.models import Agent
 from agents.sdk import Tool
 from sessions_app import approvals, services
 from sessions_app.access import owned_session
+from sessions_app.api.serializers import MAX_MESSAGE_CHARS
+from sessions_app.channel_state import MAX_TOKEN_CHARS
 from sessions_app.direct_calls import call_directly, find_tool
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Admission, Session
@@ -56,7 +59,7 @@ from sessions_app.turn_outcomes import TurnOutcome, latest_turn_id, turn_outcome
 # How long ask, check and approve wait for the turn, in milliseconds.
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 120_000
-MAX_MESSAGE_CHARS = 100_000
+MAX_ID_CHARS = 100
 
 # The scope key the caller rides under, from the view to the tool handlers.
 CALLER = "platform.mcp_caller"
@@ -95,19 +98,23 @@ WaitMs = Field(
 
 class AskArgs(_Args):
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="The user's message.")
-    sessionId: str | None = Field(default=None, description="Follow up in this session (interrupts a running turn).")
-    continuationToken: str | None = Field(default=None, description="Or follow up by the session's latest token.")
+    sessionId: str | None = Field(
+        default=None, max_length=MAX_ID_CHARS, description="Follow up in this session (interrupts a running turn)."
+    )
+    continuationToken: str | None = Field(
+        default=None, max_length=MAX_TOKEN_CHARS, description="Or follow up by the session's latest token."
+    )
     waitMs: int = WaitMs
 
 
 class CheckArgs(_Args):
-    sessionId: str = Field(min_length=1)
+    sessionId: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     waitMs: int = WaitMs
 
 
 class ApproveArgs(_Args):
-    sessionId: str = Field(min_length=1)
-    callId: str = Field(min_length=1, description="A callId of pendingApprovals.")
+    sessionId: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    callId: str = Field(min_length=1, max_length=MAX_ID_CHARS, description="A callId of pendingApprovals.")
     decision: Literal["approve", "deny"]
     reason: str = Field(default="", max_length=2000)
     waitMs: int = WaitMs
@@ -317,11 +324,15 @@ def _make_server(endpoint: Endpoint) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         caller = _caller_of(ctx)
+        arguments = dict(params.arguments or {})
         try:
+            unstorable = unstorable_reason(arguments)
+            if unstorable is not None:  # what the session API's parser refuses
+                raise Refused(f"Invalid arguments: {unstorable.replace('the JSON body', 'they')}.")
             if endpoint == "tools":
-                answer = await _call_tool_async(caller, params.name, dict(params.arguments or {}))
+                answer = await _call_tool_async(caller, params.name, arguments)
                 return _result(answer, is_error=bool(answer["isError"]))
-            answer = await run_agent_tool(caller, params.name, dict(params.arguments or {}))
+            answer = await run_agent_tool(caller, params.name, arguments)
             return _result(answer, is_error=answer.get("isError") is True)
         except DomainError as error:
             return _refusal(error)

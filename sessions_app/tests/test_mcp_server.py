@@ -99,8 +99,9 @@ def test_ask_check_approve_and_call_tool_with_the_official_client(daphne, live, 
             }
             refused, failed = await call(mcp, "call_tool", {"name": "recall", "input": {"key": 3}})
             assert failed and refused["error"] == "invalid" and refused["status"] == 400
-            bad, failed = await call(mcp, "ask", {"message": ""})
-            assert failed and bad["error"] == "invalid" and "message" in bad["message"]
+            for arguments in ({"message": ""}, {"message": "a\x00b"}, {"message": "hi", "waitMs": -1}):
+                bad, failed = await call(mcp, "ask", arguments)
+                assert failed and bad["error"] == "invalid" and bad["status"] == 400, bad
 
         async with client(f"{daphne.url}/lab/v1/mcp/tools", token) as tools:
             assert {tool.name for tool in (await tools.list_tools()).tools} == {
