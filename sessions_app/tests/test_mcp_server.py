@@ -120,8 +120,13 @@ def test_ask_check_approve_and_call_tool_with_the_official_client(daphne, live, 
     assert again["result"] == "cat"
 
 
-def test_the_endpoints_refuse_what_the_session_api_refuses(daphne, live, alice, mallory):
+def test_the_endpoints_refuse_what_the_session_api_refuses(daphne, live, alice, mallory, client_for):
     alice_token, mallory_token = issue_token(alice), issue_token(mallory)
+    # Without the ASGI layer (the test client, WSGI) the view answers the request itself.
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    listed = client_for(alice).post("/lab/v1/mcp/tools", listing, format="json", HTTP_ACCEPT="application/json")
+    assert listed.status_code == 200, listed.content
+    assert {tool["name"] for tool in listed.json()["result"]["tools"]} == {"close_issue", "recall", "remember", "wait"}
     url = f"{daphne.url}/lab/v1/mcp"
     for path in ("/lab/v1/mcp", "/lab/v1/mcp/tools"):
         for method in ("GET", "DELETE"):
