@@ -14,7 +14,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/agent_platform
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run test check lint typecheck migrations-check clean
+.PHONY: run test check lint typecheck migrations-check clean mcp-inspector
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,13 @@ run: $(VENV)/.run-installed
 test: $(VENV)/.dev-installed
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret DB_CONN_MAX_AGE=0 \
 		$(PY) scripts/test_services.py $(PY) -m pytest $(PYTEST_ARGS)
+
+# The MCP Inspector's CLI (npm, Node 20) for the /v1/mcp test; without it that test is skipped.
+INSPECTOR := tools/mcp-inspector/node_modules/.bin/mcp-inspector
+$(INSPECTOR): tools/mcp-inspector/package.json tools/mcp-inspector/package-lock.json
+	cd tools/mcp-inspector && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+mcp-inspector: $(INSPECTOR)
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .

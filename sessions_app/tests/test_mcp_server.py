@@ -165,7 +165,7 @@ def test_the_endpoints_refuse_what_the_session_api_refuses(daphne, live, alice, 
 
 @pytest.mark.skipif(
     not INSPECTOR.exists() or shutil.which("node") is None,
-    reason="the MCP Inspector CLI is not installed: (cd tools/mcp-inspector && npm ci), as .ci/run does",
+    reason="the MCP Inspector CLI is not installed: `make mcp-inspector` (npm), as .ci/run does",
 )
 def test_the_mcp_inspector_cli_lists_the_tools(daphne, live, alice):
     token = issue_token(alice)
