@@ -19,7 +19,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 EXTENSION_PACKAGES := $(wildcard extensions/*/pyproject.toml)
 EXTENSION_FILES := $(shell find extensions -type f -not -path '*/build/*' -not -path '*.egg-info*' -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: run test check lint typecheck migrations-check clean
+.PHONY: run test check lint typecheck migrations-check clean mcp-inspector
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,13 @@ run: $(VENV)/.run-installed $(VENV)/.extensions-installed
 test: $(VENV)/.dev-installed $(VENV)/.extensions-installed
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret DB_CONN_MAX_AGE=0 \
 		$(PY) scripts/test_services.py $(PY) -m pytest $(PYTEST_ARGS)
+
+# The MCP Inspector's CLI (npm, Node 20) for the /v1/mcp test; without it that test is skipped.
+INSPECTOR := tools/mcp-inspector/node_modules/.bin/mcp-inspector
+$(INSPECTOR): tools/mcp-inspector/package.json tools/mcp-inspector/package-lock.json
+	cd tools/mcp-inspector && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+mcp-inspector: $(INSPECTOR)
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .

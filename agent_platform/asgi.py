@@ -16,6 +16,7 @@ from agent_platform import daphne_limits, serving  # noqa: E402
 from agent_platform.body_limit import BodyLimit  # noqa: E402
 from agent_platform.handlers import StreamingASGIHandler  # noqa: E402
 from agent_platform.ws_security import BrowserOriginValidator  # noqa: E402
+from sessions_app.api.mcp_views import mcp_endpoints  # noqa: E402
 from sessions_app.api.stream_views import detached_streams  # noqa: E402
 from sessions_app.consumers import keep_server_send  # noqa: E402
 from sessions_app.routing import websocket_urlpatterns  # noqa: E402
@@ -31,7 +32,8 @@ application = ProtocolTypeRouter(
     {
         # Bodies over DATA_UPLOAD_MAX_MEMORY_SIZE get 413 before Django spools them.
         # detached_streams: an event stream's idle hours are served without Django's request.
-        "http": detached_streams(BodyLimit(django_asgi_app)),
+        # mcp_endpoints: an MCP request the view let through is answered on the event loop.
+        "http": mcp_endpoints(detached_streams(BodyLimit(django_asgi_app))),
         # Origin checked by scheme, host and port (the platform's own origin or
         # CSRF_TRUSTED_ORIGINS): a page of any other origin cannot open a socket with
         # the visitor's cookies (cross-site WebSocket hijacking).

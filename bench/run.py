@@ -58,6 +58,7 @@ from harness import (
     rss_kb,
     wait_healthy,
 )
+from mcp_ask import bench_mcp_ask
 from meters import tree_cpu_seconds
 from scale import bench_burst, bench_cpu_per_turn, bench_fairness
 from schedules import bench_schedule_lag, write_ticker
@@ -98,6 +99,8 @@ class Sizes:
     slack: int = 100
     # Issue 13: fires of a `* * * * *` schedule (a minute each).
     schedule_fires: int = 3
+    # Issue 15: /v1/mcp asks (new sessions, then as many follow-ups).
+    mcp_asks: int = 200
 
 
 QUICK = Sizes(
@@ -117,6 +120,7 @@ QUICK = Sizes(
     fairness_seconds=5.0,
     slack=20,
     schedule_fires=1,
+    mcp_asks=30,
 )
 
 
@@ -551,6 +555,7 @@ BENCHMARKS = (
     "fairness",
     "slack",
     "schedule-lag",
+    "mcp",
     "embedded",
     "validate",
 )
@@ -635,6 +640,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "schedule-lag",
                 f"schedule fire lag ({sizes.schedule_fires} fires of a * * * * * schedule, a real beat)",
                 lambda: bench_schedule_lag(processes, stack, stack.env, sizes.schedule_fires),
+            ),
+            (
+                "mcp",
+                f"/v1/mcp ask ({sizes.mcp_asks} + {sizes.mcp_asks} asks)",
+                lambda: bench_mcp_ask(stack, sizes.mcp_asks),
             ),
         ]
         for key, name, bench in steps:

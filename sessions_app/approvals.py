@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
@@ -18,8 +19,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from agent_platform.models import Principal
+from agents.events import EventType
 from agents.runtime.turn import Decision, pending_calls
-from sessions_app.models import Approval, ApprovalStatus, Session, Turn, TurnStatus
+from sessions_app.models import Approval, ApprovalStatus, Event, Session, Turn, TurnStatus
 from sessions_app.scheduling import enqueue_turn
 from sessions_app.services import SessionError
 
@@ -60,6 +62,33 @@ def decide_approval(session: Session, call_id: str, *, approve: bool, reason: st
             transaction.on_commit(lambda: enqueue_turn(approval.turn_id, session.tenant_id))
     approval.refresh_from_db()
     return approval
+
+
+# How long a decision waits for the turn to park after asking for approval.
+PARKING_WAIT_SECONDS = 10.0
+
+
+def decide_once_parked(session: Session, call_id: str, *, approve: bool, reason: str, principal: Principal) -> Approval:
+    """``decide_approval``; if the call is not waiting yet although
+    ``action.approval_requested`` is in the log (the turn is still parking: its approvals
+    are recorded as it ends), again until it is, for at most ``PARKING_WAIT_SECONDS``. A
+    client that acts on the event as soon as it sees it is not told the call does not exist.
+
+    Raises:
+        ApprovalNotFound: the call was never requested, or the turn did not park in time.
+        ApprovalAlreadyDecided: as ``decide_approval``.
+    """
+    deadline = time.monotonic() + PARKING_WAIT_SECONDS
+    while True:
+        try:
+            return decide_approval(session, call_id, approve=approve, reason=reason, principal=principal)
+        except ApprovalNotFound:
+            requested = Event.objects.filter(
+                session_id=session.pk, type=EventType.ACTION_APPROVAL_REQUESTED, data__callId=call_id
+            ).exists()
+            if not requested or time.monotonic() > deadline:
+                raise
+        time.sleep(0.05)
 
 
 def _canonical(value: Any) -> Any:

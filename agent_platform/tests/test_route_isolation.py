@@ -38,6 +38,9 @@ NOT_API = {
     "/{agent_slug}/playground/renderers",  # the agent's own page assets, behind served_agent
     # Authored routes, not the platform's API: sessions_app/tests/test_channel_routes.py.
     "/{agent_slug}/v1/^channels/(?P{channel_name}[^/]+)(?P{route_path}/.*)?$",
+    # MCP (JSON-RPC; its refusals are tool results): sessions_app/tests/test_mcp_server.py.
+    "/{agent_slug}/v1/mcp",
+    "/{agent_slug}/v1/mcp/tools",
 }
 
 

@@ -5,6 +5,7 @@ from sessions_app.api import (
     artifact_views,
     channel_views,
     eval_views,
+    mcp_views,
     reminder_views,
     schedule_views,
     stream_views,
@@ -23,6 +24,9 @@ urlpatterns = [
     path("session/<str:session_id>/approvals/<str:call_id>", views.ApprovalView.as_view(), name="session-approval"),
     path("session/<str:session_id>/events", views.SessionEventsView.as_view(), name="session-events"),
     path("session/<str:session_id>/stream", stream_views.session_stream, name="session-stream"),
+    # The agent as an MCP server (stateless streamable HTTP: POST only).
+    path("mcp", mcp_views.McpView.as_view(), name="agent-mcp"),
+    path("mcp/tools", mcp_views.McpToolsView.as_view(), name="agent-mcp-tools"),
     path("logs", AgentLogsView.as_view(), name="agent-logs"),
     # The agent as an A2A server (JSON-RPC; its card is at /<slug>/.well-known/agent-card.json).
     path("a2a", a2a_views.A2AView.as_view(), name="agent-a2a"),

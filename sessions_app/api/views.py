@@ -8,9 +8,6 @@ another principal (same tenant or not) is 403 with no detail.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -20,7 +17,6 @@ from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.api.base import AgentView
-from agents.events import EventType
 from sessions_app import approvals, services
 from sessions_app.access import SessionNotFound, visible_sessions
 from sessions_app.api.base import ERROR, NON_NEGATIVE_INT, SessionView, non_negative_int
@@ -34,7 +30,7 @@ from sessions_app.api.serializers import (
 )
 from sessions_app.channel_state import InvalidContinuationToken
 from sessions_app.eventlog import read_events
-from sessions_app.models import Event, Session, SessionPurpose, Turn
+from sessions_app.models import Session, SessionPurpose, Turn
 
 MAX_SESSIONS_LISTED = 200
 
@@ -189,40 +185,11 @@ class ApprovalView(SessionView):
         body = DecisionBody(data=request.data)
         body.is_valid(raise_exception=True)
 
-        def decide() -> None:
-            approvals.decide_approval(
-                session,
-                call_id,
-                approve=body.validated_data["decision"] == "approve",
-                reason=body.validated_data["reason"],
-                principal=caller(request).principal,
-            )
-
-        _once_the_call_waits(session, call_id, decide)
+        approvals.decide_once_parked(
+            session,
+            call_id,
+            approve=body.validated_data["decision"] == "approve",
+            reason=body.validated_data["reason"],
+            principal=caller(request).principal,
+        )
         return Response({"callId": call_id, "decision": body.validated_data["decision"]})
-
-
-# How long a decision waits for the turn to park after asking for approval.
-PARKING_WAIT_SECONDS = 10.0
-
-
-def _once_the_call_waits(session: Session, call_id: str, decide: Callable[[], None]) -> None:
-    """``decide()``; if the call is not waiting yet although ``action.approval_requested``
-    is in the log (the turn is still parking: its approvals are recorded as it ends),
-    again until it is, for at most ``PARKING_WAIT_SECONDS``. A client that acts on the
-    event as soon as it sees it is not told the call does not exist.
-
-    Raises:
-        ApprovalNotFound: the call was never requested, or the turn did not park in time.
-    """
-    deadline = time.monotonic() + PARKING_WAIT_SECONDS
-    while True:
-        try:
-            return decide()
-        except approvals.ApprovalNotFound:
-            requested = Event.objects.filter(
-                session_id=session.pk, type=EventType.ACTION_APPROVAL_REQUESTED, data__callId=call_id
-            ).exists()
-            if not requested or time.monotonic() > deadline:
-                raise
-        time.sleep(0.05)
