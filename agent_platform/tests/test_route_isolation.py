@@ -34,6 +34,7 @@ NOT_API = {
     "/favicon.ico",
     # Pages for people; their data comes from the API routes tested here.
     "/admin/dashboard/",  # agent_platform/tests/test_dashboard.py (tenant isolation)
+    "/admin/extensions/",  # the deployment's installed packages, staff only (test_extension_packages_listed.py)
     "/{agent_slug}/playground",  # a shell that reveals nothing (tests/test_playground.py)
     "/{agent_slug}/playground/renderers",  # the agent's own page assets, behind served_agent
     # Authored routes, not the platform's API: sessions_app/tests/test_channel_routes.py.
