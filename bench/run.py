@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import slack_events as slack
 from discovery import generate
+from evals import bench_evals, write_eval_agent
 from harness import (
     PYTHON,
     ROOT,
@@ -98,6 +99,10 @@ class Sizes:
     slack: int = 100
     # Issue 13: fires of a `* * * * *` schedule (a minute each).
     schedule_fires: int = 3
+    # Issue 14: one-turn eval cases of a model that takes eval_sleep s, eval_concurrency at once.
+    eval_cases: int = 100
+    eval_concurrency: int = 20
+    eval_sleep: float = 1.0
 
 
 QUICK = Sizes(
@@ -128,9 +133,10 @@ def base_env() -> dict[str, str]:
     return {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
 
 
-def agents_dir(work: Path) -> tuple[Path, int]:
+def agents_dir(work: Path, sizes: Sizes) -> tuple[Path, int]:
     """An AGENTS_DIR holding the weather example as it is, a copy of it without its cap,
-    and one with a Slack pack (``bench/slack.py``); and the port of that one's fake Slack."""
+    one with a Slack pack (``bench/slack.py``), the ticker and the eval agent
+    (``bench/evals.py``); and the port of the Slack one's fake Slack."""
     folder = work / "agents"
     folder.mkdir()
     slack_port = slack.add_agent(folder)
@@ -145,6 +151,7 @@ def agents_dir(work: Path) -> tuple[Path, int]:
         raise BenchError(f"could not take max_running_turns out of {definition}")
     definition.write_text(text)
     write_ticker(folder)
+    write_eval_agent(folder, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep)
     return folder, slack_port
 
 
@@ -161,11 +168,11 @@ def worker_argv(extra: str, queue: str) -> list[str]:
     return [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", *words]
 
 
-def start_distributed(processes: Processes, work: Path, database: str, worker_args: str) -> Stack:
+def start_distributed(processes: Processes, work: Path, database: str, worker_args: str, sizes: Sizes) -> Stack:
     """A fresh database, migrated; two tenants and a token each; one daphne and one Celery worker."""
     database_url = f"postgres://postgres@127.0.0.1:5432/{database}"
     queue = f"bench-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
-    folder, slack_port = agents_dir(work)
+    folder, slack_port = agents_dir(work, sizes)
     env = {
         **base_env(),
         "DATABASE_URL": database_url,
@@ -551,6 +558,7 @@ BENCHMARKS = (
     "fairness",
     "slack",
     "schedule-lag",
+    "evals",
     "embedded",
     "validate",
 )
@@ -587,7 +595,7 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
     run = Run(processes)
     try:
         print(f"starting the distributed form (database {database}, logs in {work})", flush=True)
-        stack = start_distributed(processes, work, database, worker_args)
+        stack = start_distributed(processes, work, database, worker_args, sizes)
         run.step("warm-up", lambda: warm_up(stack, sizes.warm_up))
         # Its start-up banner is out by now; it says what the settings and --worker-args made of it.
         run.worker = {"command": shlex.join(stack.worker_command[2:]), "concurrency": worker_pool(stack)}
@@ -635,6 +643,12 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "schedule-lag",
                 f"schedule fire lag ({sizes.schedule_fires} fires of a * * * * * schedule, a real beat)",
                 lambda: bench_schedule_lag(processes, stack, stack.env, sizes.schedule_fires),
+            ),
+            (
+                "evals",
+                f"eval run ({sizes.eval_cases} one-turn cases, {sizes.eval_concurrency} at once, "
+                f"a {sizes.eval_sleep:g} s model)",
+                lambda: bench_evals(stack, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep),
             ),
         ]
         for key, name, bench in steps:
