@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from harness import TIMEOUT, BenchError, parse_at
-from table import Row, percentile
+from meters import ServerCpu
+from table import Row, ms, percentile
 from turns import Stack
 
 EVAL_AGENT = "evalbench"
@@ -66,30 +67,37 @@ def bench_evals(stack: Stack, cases: int, concurrency: int, sleep: float) -> lis
         listed = api.expect(200, "GET", root)
         if len(listed["datapoints"]) != cases:
             raise BenchError(f"evals: {len(listed['datapoints'])} cases listed, {cases} generated")
-        sent = time.time()
-        run = api.expect(202, "POST", f"{root}/runs", {})
-        deadline = time.monotonic() + TIMEOUT + cases * sleep  # generous: one case at a time
-        while run["status"] == "running":
-            if time.monotonic() > deadline:
-                raise BenchError(f"evals: run still running after {time.monotonic() - deadline + TIMEOUT:.0f} s")
-            time.sleep(0.05)
-            run = api.expect(200, "GET", f"{root}/runs/{run['runId']}")
-        polled = time.time()
+        with ServerCpu(stack.web.pid, stack.worker.pid, stack.database) as cpu:
+            sent = time.time()
+            run = api.expect(202, "POST", f"{root}/runs", {})
+            deadline = time.monotonic() + TIMEOUT + cases * sleep  # generous: one case at a time
+            while run["status"] == "running":
+                if time.monotonic() > deadline:
+                    raise BenchError(f"evals: run still running after {time.monotonic() - deadline + TIMEOUT:.0f} s")
+                time.sleep(0.05)
+                run = api.expect(200, "GET", f"{root}/runs/{run['runId']}")
+            polled = time.time()
         if run["status"] != "completed" or run["summary"]["passed"] != cases:
             failing = next((c for c in run["cases"] if c["status"] != "passed"), None)
             raise BenchError(f"evals: run {run['status']}, {run['summary']}; first failing case: {failing}")
         # When each case's turn ran (its events' `at`), to see the concurrency used.
-        spans = []
+        spans, waits = [], []
+        first_session = math.inf
         for case in run["cases"]:
             events = api.expect(200, "GET", f"/{EVAL_AGENT}/v1/session/{case['sessionIds'][0]}/events")["events"]
-            at = {e["type"]: parse_at(e["at"]) for e in events if e["type"] in ("turn.started", "turn.completed")}
+            at = {e["type"]: parse_at(e["at"]) for e in events}
             spans.append((at["turn.started"], at["turn.completed"]))
+            waits.append(ms(at["turn.started"] - at["session.started"]))
+            first_session = min(first_session, at["session.started"])
     finally:
         api.close()
     # From the POST sent to the run's end as the server recorded it (same clock); the
     # client's last poll is up to 50 ms later and not the platform's.
-    wall = min(parse_at(run["finishedAt"]), polled) - sent
+    finished = min(parse_at(run["finishedAt"]), polled)
+    wall = finished - sent
     ideal = math.ceil(cases / concurrency) * sleep
+    spent = cpu.spent
+    assert spent is not None
     durations = [case["durationMs"] - sleep * 1000 for case in run["cases"]]
     label = f"evals {cases} x {sleep:g} s, {concurrency} at once"
     return [
@@ -101,4 +109,15 @@ def bench_evals(stack: Stack, cases: int, concurrency: int, sleep: float) -> lis
         Row(f"{label}: case time over the model's p95", percentile(durations, 95), "ms"),
         Row(f"{label}: cases/s", cases / wall, "cases/s"),
         Row(f"{label}: turns running at once (most)", _most_at_once(spans), "turns"),
+        # Where the time above the model's went: the run's task starting, each case's turn
+        # reaching a worker, the run's end after the last turn's.
+        Row(f"{label}: POST -> first session.started", ms(first_session - sent), "ms"),
+        Row(f"{label}: session.started -> turn.started p50", statistics.median(waits), "ms"),
+        Row(f"{label}: session.started -> turn.started p95", percentile(waits, 95), "ms"),
+        Row(f"{label}: turn.started -> turn.completed p50", statistics.median(ms(b - a) for a, b in spans), "ms"),
+        Row(f"{label}: last turn.completed -> run finished", ms(finished - max(b for _, b in spans)), "ms"),
+        Row(f"{label}: worker (celery) CPU per case", ms(spent.worker / cases), "ms CPU"),
+        Row(f"{label}: Postgres CPU per case", ms(spent.postgres / cases), "ms CPU"),
+        # Most of it is this client's polls of the run (GET .../runs/<id> every 50 ms).
+        Row(f"{label}: web (daphne) CPU per case", ms(spent.web / cases), "ms CPU"),
     ]

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import slack_events as slack
 from discovery import generate
-from evals import bench_evals, write_eval_agent
+from evals import EVAL_AGENT, bench_evals, write_eval_agent
 from harness import (
     PYTHON,
     ROOT,
@@ -231,7 +231,7 @@ def warm_up(stack: Stack, turns: int) -> list[Row]:
     connections on its first turn, which is start-up cost, not turn overhead."""
     api = stack.api()
     try:
-        for agent in (AGENT, UNCAPPED):
+        for agent in (AGENT, UNCAPPED, EVAL_AGENT):
             for _ in range(turns):
                 timed_turn(api, "hello", settle=True, agent=agent)
     finally:

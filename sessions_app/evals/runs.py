@@ -23,11 +23,11 @@ from agent_platform.conf import platform_settings
 from agent_platform.errors import DomainError
 from agent_platform.models import Principal
 from agents import eval_engine as engine
+from agents.config import default_model
 from agents.discovery import AgentSurface
 from agents.events import TURN_ENDS
 from agents.models import Agent
 from agents.registry import surface_for
-from agents.sdk import EvalsConfig
 from sessions_app import services
 from sessions_app.models import (
     Admission,
@@ -209,7 +209,6 @@ class PlatformDriver:
         """Start the session or queue a follow-up: its id, the turn's id, and the index
         the turn's events start from."""
         if self.session_id is None:
-            config = self.surface.evals_config
             session, turn = services.start_session(
                 self.run.agent,
                 self.surface,
@@ -219,7 +218,7 @@ class PlatformDriver:
                 purpose=SessionPurpose.EVAL,
                 title=session_title(self.run.pk, self.case_id),
                 files=files,
-                default_model=eval_model(config),
+                default_model=default_model(self.surface, SessionPurpose.EVAL),
             )
             self.session_id = session.pk
             return session.pk, turn.pk, 0
@@ -251,11 +250,6 @@ class PlatformDriver:
         await asyncio.get_running_loop().run_in_executor(None, _closing, self._stop)
 
 
-def eval_model(config: EvalsConfig | None) -> str:
-    """The model of an eval session whose agent names none: the config's, else the platform's."""
-    return config.model if config and config.model else platform_settings.DEFAULT_MODEL
-
-
 def execute_run(run_id: str) -> None:
     """The task's body: run the run's unfinished cases (a resumed run skips finished ones)."""
     close_old_connections()
@@ -281,7 +275,11 @@ def execute_run(run_id: str) -> None:
 
 async def _run_async(run: EvalRun, surface: AgentSurface, todo: list[str], limit: int) -> None:
     loop = asyncio.get_running_loop()
-    executor = ThreadPoolExecutor(max_workers=limit * 2 + 2, thread_name_prefix=f"eval-{run.pk}")
+    # Only database work runs on it (a case waits for its turn on the event loop), so as
+    # many threads as the turns' own database threads: however many cases run at once,
+    # the run and the turns together hold at most twice that many connections.
+    threads = platform_settings.WORKER_DB_THREADS
+    executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"eval-{run.pk}")
     loop.set_default_executor(executor)
 
     async def on_result(result: dict[str, Any]) -> None:
