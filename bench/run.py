@@ -11,7 +11,7 @@ started by this script and stopped again whatever happens; then the embedded for
 (``manage.py agent serve``, SQLite, worker threads in the server) for its turn
 overhead. Every figure is taken from outside, over HTTP, the way a client sees it, or
 from the servers' processes (psutil, ``/proc``, ``pg_stat_activity``). Targets are those
-of issues 7 and 11. ``bench/README.md`` says what each row means.
+of issues 7, 11 and 14. ``bench/README.md`` says what each row means.
 """
 
 from __future__ import annotations
