@@ -9,9 +9,18 @@ from agents.runtime.providers.gateway import ProviderSettings, missing_key
 from agents.runtime.turn import RuntimeSettings
 
 
-def runtime_settings() -> RuntimeSettings:
+def default_model(surface: AgentSurface | None = None, purpose: str = "live") -> str:
+    """The model of a session whose agent names none: for an eval session, the evals
+    config's ``model`` when it sets one; else ``PLATFORM["DEFAULT_MODEL"]``."""
+    config = surface.evals_config if surface is not None and purpose == "eval" else None
+    return config.model if config is not None and config.model else platform_settings.DEFAULT_MODEL
+
+
+def runtime_settings(surface: AgentSurface | None = None, purpose: str = "live") -> RuntimeSettings:
+    """The settings a turn runs with; ``surface`` and ``purpose`` (the session's) pick
+    its default model (``default_model``)."""
     return RuntimeSettings(
-        default_model=platform_settings.DEFAULT_MODEL,
+        default_model=default_model(surface, purpose),
         providers=ProviderSettings(
             openai_api_key=platform_settings.OPENAI_API_KEY,
             openai_base_url=platform_settings.OPENAI_BASE_URL,

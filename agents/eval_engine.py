@@ -347,7 +347,7 @@ class InProcessDriver:
                 signal=self._signal,
             )
             await sink.emit(EventType.MESSAGE_RECEIVED, {"text": message}, turn_id)
-            outcome = await run_turn(self.surface, request, sink, runtime_settings())
+            outcome = await run_turn(self.surface, request, sink, runtime_settings(self.surface, "eval"))
         self.history = list(outcome.messages or self.history)
         return SettledTurn(self.session_id, [event.as_record(self.session_id) for event in sink.events])
 

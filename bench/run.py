@@ -11,7 +11,7 @@ started by this script and stopped again whatever happens; then the embedded for
 (``manage.py agent serve``, SQLite, worker threads in the server) for its turn
 overhead. Every figure is taken from outside, over HTTP, the way a client sees it, or
 from the servers' processes (psutil, ``/proc``, ``pg_stat_activity``). Targets are those
-of issues 7 and 11. ``bench/README.md`` says what each row means.
+of issues 7, 11 and 14. ``bench/README.md`` says what each row means.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import slack_events as slack
 from discovery import generate
+from evals import EVAL_AGENT, bench_evals, write_eval_agent
 from harness import (
     PYTHON,
     ROOT,
@@ -101,6 +102,10 @@ class Sizes:
     schedule_fires: int = 3
     # Issue 15: /v1/mcp asks (new sessions, then as many follow-ups).
     mcp_asks: int = 200
+    # Issue 14: one-turn eval cases of a model that takes eval_sleep s, eval_concurrency at once.
+    eval_cases: int = 100
+    eval_concurrency: int = 20
+    eval_sleep: float = 1.0
 
 
 QUICK = Sizes(
@@ -132,9 +137,10 @@ def base_env() -> dict[str, str]:
     return {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
 
 
-def agents_dir(work: Path) -> tuple[Path, int]:
+def agents_dir(work: Path, sizes: Sizes) -> tuple[Path, int]:
     """An AGENTS_DIR holding the weather example as it is, a copy of it without its cap,
-    and one with a Slack pack (``bench/slack.py``); and the port of that one's fake Slack."""
+    one with a Slack pack (``bench/slack.py``), the ticker and the eval agent
+    (``bench/evals.py``); and the port of the Slack one's fake Slack."""
     folder = work / "agents"
     folder.mkdir()
     slack_port = slack.add_agent(folder)
@@ -149,6 +155,7 @@ def agents_dir(work: Path) -> tuple[Path, int]:
         raise BenchError(f"could not take max_running_turns out of {definition}")
     definition.write_text(text)
     write_ticker(folder)
+    write_eval_agent(folder, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep)
     return folder, slack_port
 
 
@@ -165,11 +172,11 @@ def worker_argv(extra: str, queue: str) -> list[str]:
     return [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", *words]
 
 
-def start_distributed(processes: Processes, work: Path, database: str, worker_args: str) -> Stack:
+def start_distributed(processes: Processes, work: Path, database: str, worker_args: str, sizes: Sizes) -> Stack:
     """A fresh database, migrated; two tenants and a token each; one daphne and one Celery worker."""
     database_url = f"postgres://postgres@127.0.0.1:5432/{database}"
     queue = f"bench-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
-    folder, slack_port = agents_dir(work)
+    folder, slack_port = agents_dir(work, sizes)
     env = {
         **base_env(),
         "DATABASE_URL": database_url,
@@ -228,7 +235,7 @@ def warm_up(stack: Stack, turns: int) -> list[Row]:
     connections on its first turn, which is start-up cost, not turn overhead."""
     api = stack.api()
     try:
-        for agent in (AGENT, UNCAPPED):
+        for agent in (AGENT, UNCAPPED, EVAL_AGENT):
             for _ in range(turns):
                 timed_turn(api, "hello", settle=True, agent=agent)
     finally:
@@ -556,6 +563,7 @@ BENCHMARKS = (
     "slack",
     "schedule-lag",
     "mcp",
+    "evals",
     "embedded",
     "validate",
 )
@@ -592,7 +600,7 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
     run = Run(processes)
     try:
         print(f"starting the distributed form (database {database}, logs in {work})", flush=True)
-        stack = start_distributed(processes, work, database, worker_args)
+        stack = start_distributed(processes, work, database, worker_args, sizes)
         run.step("warm-up", lambda: warm_up(stack, sizes.warm_up))
         # Its start-up banner is out by now; it says what the settings and --worker-args made of it.
         run.worker = {"command": shlex.join(stack.worker_command[2:]), "concurrency": worker_pool(stack)}
@@ -645,6 +653,12 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "mcp",
                 f"/v1/mcp ask ({sizes.mcp_asks} + {sizes.mcp_asks} asks)",
                 lambda: bench_mcp_ask(stack, sizes.mcp_asks),
+            ),
+            (
+                "evals",
+                f"eval run ({sizes.eval_cases} one-turn cases, {sizes.eval_concurrency} at once, "
+                f"a {sizes.eval_sleep:g} s model)",
+                lambda: bench_evals(stack, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep),
             ),
         ]
         for key, name, bench in steps:

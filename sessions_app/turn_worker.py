@@ -252,7 +252,7 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
     turn_tenant.set(turn.session.tenant_id)
     try:
         sink = DatabaseSink(turn.session_id, db=loop.db, fence=Fence(turn.pk, turn.attempts))
-        settings = runtime_settings()
+        settings = runtime_settings(started.surface, turn.session.purpose)
         sink_of_this_turn.append(sink)
         if started.decisions is not None:
             state = turn.parked_state or {}

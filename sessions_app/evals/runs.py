@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from functools import partial
@@ -25,26 +23,30 @@ from agent_platform.conf import platform_settings
 from agent_platform.errors import DomainError
 from agent_platform.models import Principal
 from agents import eval_engine as engine
+from agents.config import default_model
 from agents.discovery import AgentSurface
+from agents.events import TURN_ENDS
 from agents.models import Agent
 from agents.registry import surface_for
 from sessions_app import services
-from sessions_app.eventlog import read_events
 from sessions_app.models import (
+    Admission,
     EvalRun,
     EvalRunStatus,
     Session,
     SessionMode,
     SessionPurpose,
-    Turn,
     TurnStatus,
 )
 from sessions_app.queues import TaskName, send
+from sessions_app.streams import SessionFollower
 
 logger = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 2.0
-POLL_SECONDS = 0.05
+# A case waits for its turn's end on the session's doorbell; should a ring be lost (Redis
+# pub/sub is at-most-once), the shared poll finds the end within this many seconds.
+FALLBACK_POLL_SECONDS = 1.0
 MAX_RESUMES = 2
 ACTIVE = (EvalRunStatus.QUEUED, EvalRunStatus.RUNNING)
 
@@ -195,55 +197,57 @@ def _finish(run_id: str, status: str, error: str = "") -> None:
 
 class PlatformDriver:
     """One attempt's session: started at the first send (chat, purpose eval, owned by
-    the run's principal), each turn run by a worker; waits until the turn settles."""
+    the run's principal), each turn run by a worker; waits until the turn has ended in
+    the log, woken by the session's doorbell like a stream (no connection held while
+    it waits)."""
 
     def __init__(self, run: EvalRun, surface: AgentSurface, case_id: str) -> None:
         self.run, self.surface, self.case_id = run, surface, case_id
-        self.session: Session | None = None
-        self.stopped = threading.Event()
+        self.session_id: str | None = None
 
-    def _send(self, message: str, files: dict[str, str] | None) -> engine.SettledTurn:
-        try:
-            if self.session is None:
-                config = self.surface.evals_config
-                self.session, turn = services.start_session(
-                    self.run.agent,
-                    self.surface,
-                    self.run.principal,  # type: ignore[arg-type]
-                    message=message,
-                    mode=SessionMode.CHAT,
-                    purpose=SessionPurpose.EVAL,
-                    title=session_title(self.run.pk, self.case_id),
-                    files=files,
-                    default_model=(config.model if config and config.model else platform_settings.DEFAULT_MODEL),
-                )
-            else:
-                self.session = Session.objects.get(pk=self.session.pk)
-                turn = services.continue_session(self.session, message=message, files=files)
-            while not self.stopped.is_set():
-                status = Turn.objects.filter(pk=turn.pk).values_list("status", flat=True).first()
-                if status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
-                    break
-                time.sleep(POLL_SECONDS)
-            events = [e.as_record() for e in read_events(self.session.pk) if e.turn_id == turn.pk]
-            return engine.SettledTurn(self.session.pk, events)
-        finally:
-            connections.close_all()
+    def _begin(self, message: str, files: dict[str, str] | None) -> tuple[str, str, int]:
+        """Start the session or queue a follow-up: its id, the turn's id, and the index
+        the turn's events start from."""
+        if self.session_id is None:
+            session, turn = services.start_session(
+                self.run.agent,
+                self.surface,
+                self.run.principal,  # type: ignore[arg-type]
+                message=message,
+                mode=SessionMode.CHAT,
+                purpose=SessionPurpose.EVAL,
+                title=session_title(self.run.pk, self.case_id),
+                files=files,
+                default_model=default_model(self.surface, SessionPurpose.EVAL),
+            )
+            self.session_id = session.pk
+            return session.pk, turn.pk, 0
+        session = Session.objects.get(pk=self.session_id)
+        # Enqueue, not preempt: the previous turn's row may still say running for a moment
+        # after its end is in the log, and interrupting it would log a second end.
+        turn = services.continue_session(session, message=message, files=files, admission=Admission.ENQUEUE)
+        return session.pk, turn.pk, session.next_event_index
 
     async def send(self, message: str, options: dict[str, Any]) -> engine.SettledTurn:
+        loop = asyncio.get_running_loop()
         files = options.get("files")
-        return await asyncio.get_running_loop().run_in_executor(None, self._send, message, files)
+        session_id, turn_id, start = await loop.run_in_executor(None, _closing, self._begin, message, files)
+        events: list[dict[str, Any]] = []
+        async with SessionFollower(session_id, start, poll_interval=FALLBACK_POLL_SECONDS) as follower:
+            async for event in follower:
+                if event.turn_id == turn_id:
+                    events.append(event.as_record())
+                    if event.type in TURN_ENDS:
+                        break
+        return engine.SettledTurn(session_id, events)
 
     def _stop(self) -> None:
-        try:
-            if self.session is not None:
-                services.stop_session(self.session, drop_queued=True)
-        finally:
-            connections.close_all()
+        session = Session.objects.filter(pk=self.session_id).first() if self.session_id else None
+        if session is not None:
+            services.stop_session(session, drop_queued=True)
 
     async def stop(self) -> None:
-        self.stopped.set()
-        await asyncio.get_running_loop().run_in_executor(None, self._stop)
+        await asyncio.get_running_loop().run_in_executor(None, _closing, self._stop)
 
 
 def execute_run(run_id: str) -> None:
@@ -271,7 +275,11 @@ def execute_run(run_id: str) -> None:
 
 async def _run_async(run: EvalRun, surface: AgentSurface, todo: list[str], limit: int) -> None:
     loop = asyncio.get_running_loop()
-    executor = ThreadPoolExecutor(max_workers=limit * 2 + 2, thread_name_prefix=f"eval-{run.pk}")
+    # Only database work runs on it (a case waits for its turn on the event loop), so as
+    # many threads as the turns' own database threads: however many cases run at once,
+    # the run and the turns together hold at most twice that many connections.
+    threads = platform_settings.WORKER_DB_THREADS
+    executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"eval-{run.pk}")
     loop.set_default_executor(executor)
 
     async def on_result(result: dict[str, Any]) -> None:

@@ -13,10 +13,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = "/judge/v1/dev/evals"
 
 
-def wait_done(client: Any, run_id: str, timeout: float = 40.0, watch: Any = None) -> dict[str, Any]:
+def wait_done(client: Any, run_id: str, timeout: float = 40.0, watch: Any = None, root: str = ROOT) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
-        snapshot = client.get(f"{ROOT}/runs/{run_id}").json()
+        snapshot = client.get(f"{root}/runs/{run_id}").json()
         if watch is not None:
             watch()
         if snapshot["status"] != "running":
@@ -142,3 +142,17 @@ def test_max_concurrency_is_never_exceeded(live, alice):
     assert snapshot["summary"]["passed"] == 4
     assert max(seen) <= 2
     assert max(seen) == 2  # the limit is used, not just respected
+
+
+def test_the_config_model_runs_eval_sessions_of_an_agent_that_names_none(live, alice):
+    # Both configs name "nowhere:eval-model"; ownmodel's agent names "test" itself.
+    client = live(alice).client
+    expected = {"pickmodel": "nowhere:eval-model", "ownmodel": "test"}
+    runs = {slug: client.post(f"/{slug}/v1/dev/evals/runs", {}, format="json").json()["runId"] for slug in expected}
+    for slug, run_id in runs.items():
+        snapshot = wait_done(client, run_id, root=f"/{slug}/v1/dev/evals")
+        # pickmodel's case checks its turn failed naming the config's model (it ran on it).
+        assert snapshot["summary"]["passed"] == 1, snapshot["cases"]
+        session_id = snapshot["cases"][0]["sessionIds"][0]
+        events = client.get(f"/{slug}/v1/session/{session_id}/events").json()["events"]
+        assert next(e for e in events if e["type"] == "agent.bound")["data"]["model"] == expected[slug]
