@@ -24,14 +24,16 @@ export function setUpEvals(helpers) {
 export async function loadEvals() {
   const box = $("evals");
   tab.generation += 1;
-  let cases;
+  let cases, config;
   try {
-    cases = (await call("GET", base)).body.datapoints || [];
+    const { body } = await call("GET", base);
+    cases = body.datapoints || [];
+    config = body.config || {};
   } catch (error) {
     box.replaceChildren(el("p", { class: "error", text: `The eval cases are unavailable: ${error.message}` }));
     return;
   }
-  renderEvals(box, cases);
+  renderEvals(box, cases, config.tags || []);
   const runs = await loadHistory();
   const shown = runs.find((run) => run.runId === tab.runId);
   // A run started elsewhere (the CLI, a script) and still going is shown too.
@@ -41,8 +43,9 @@ export async function loadEvals() {
 
 // ------------------------------------------------------------------ the cases
 
-function renderEvals(box, cases) {
-  const tags = [...new Set(cases.flatMap((c) => c.tags || []))].sort();
+// configTags: evals.config.py's tags, which every case has for filtering.
+function renderEvals(box, cases, configTags) {
+  const tags = [...new Set([...configTags, ...cases.flatMap((c) => c.tags || [])])].sort();
   const tagSelect = el("select", { id: "eval-tag" }, tags.map((tag) => el("option", { value: tag, text: tag })));
   const caseItem = (c) =>
     el(
