@@ -116,9 +116,8 @@ WITH reserved AS (
     WHERE id = %(session)s{fence} RETURNING next_event_index - %(count)s AS first
 )
 INSERT INTO {events} (session_id, "index", type, turn_id, at, data)
-SELECT %(session)s, reserved.first + new.ord - 1, new.type, new.turn_id, %(at)s, new.data
-FROM reserved, unnest(%(types)s::varchar[], %(turns)s::varchar[], %(data)s::jsonb[]) WITH ORDINALITY
-    AS new(type, turn_id, data, ord)
+SELECT %(session)s, reserved.first + new.ord - 1, new.row->>'type', new.row->>'turn', %(at)s, new.row->'data'
+FROM reserved, jsonb_array_elements(%(rows)s::jsonb) WITH ORDINALITY AS new(row, ord)
 RETURNING id, "index"
 """
 
@@ -138,9 +137,8 @@ def _insert_postgres(session_id: str, rows: list[Event], fence: Fence | None) ->
         "count": len(rows),
         "session": session_id,
         "at": rows[0].at,
-        "types": [row.type for row in rows],
-        "turns": [row.turn_id for row in rows],
-        "data": [json.dumps(row.data) for row in rows],
+        # One JSON text, not three arrays: psycopg would inspect every list to pick its dumper.
+        "rows": json.dumps([{"type": row.type, "turn": row.turn_id, "data": row.data} for row in rows]),
     }
     if fence is not None:
         params.update(fence_turn=fence.turn_id, fence_attempt=fence.attempt, fence_status=TurnStatus.RUNNING)
