@@ -108,8 +108,11 @@ def test_http_connections_reach_only_what_the_policy_allows(tmp_path, toolbox_ht
 
         # Config a tree could no longer pass discovery with, or a name that rebinds at
         # connect time: each refused before any connection is made.
-        spelled = [f"{scheme}://{host}:{cport}/mcp" for scheme in ("http", "https") for host in
-                   ("127.0.0.1", "localhost", "2130706433", "0x7f000001", "127.1", "[::ffff:127.0.0.1]")]
+        spelled = [
+            f"{scheme}://{host}:{cport}/mcp"
+            for scheme in ("http", "https")
+            for host in ("127.0.0.1", "localhost", "2130706433", "0x7f000001", "127.1", "[::ffff:127.0.0.1]")
+        ]
         urls = [url for url, _ in REFUSED] + spelled + [f"https://rebind.example.com:{cport}/mcp"]
         for position, url in enumerate(urls):
             surface.host_connections[f"bad{position}"] = Entry(sdk.McpConnection(url=url), folder / "bad.py")
