@@ -98,6 +98,8 @@ class Sizes:
     slack: int = 100
     # Issue 13: fires of a `* * * * *` schedule (a minute each).
     schedule_fires: int = 3
+    # Issue 15: in-process turns per kind of tool call (bench/mcp_calls.py).
+    mcp_turns: int = 500
 
 
 QUICK = Sizes(
@@ -117,6 +119,7 @@ QUICK = Sizes(
     fairness_seconds=5.0,
     slack=20,
     schedule_fires=1,
+    mcp_turns=100,
 )
 
 
@@ -534,6 +537,25 @@ def bench_validate(work: Path, sizes: Sizes) -> list[Row]:
     return [Row("agent validate, 200 tools (whole command) p50", statistics.median(samples), "ms")]
 
 
+# ---------------------------------------------------------------- MCP tool calls
+
+
+def bench_mcp_calls(sizes: Sizes) -> list[Row]:
+    """bench/mcp_calls.py: an in-process turn calling the weather agent's plain tool, and one
+    calling its almanac stdio MCP server (warm), p50 and p99 of each; no server needed."""
+    argv = [PYTHON, "bench/mcp_calls.py", "--turns", str(sizes.mcp_turns)]
+    done = subprocess.run(argv, cwd=ROOT, env=base_env(), capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"mcp_calls.py failed:\n{done.stdout}{done.stderr}")
+    lines = {line.split()[0]: line.split()[1:] for line in done.stdout.strip().splitlines()[1:]}
+    rows = []
+    for key, label in (("plain_tool", "plain tool call"), ("mcp_stdio_tool", "MCP tool call (stdio, warm)")):
+        p50, p99 = (float(value) for value in lines[key])
+        rows += [Row(f"in-process turn, {label} p50", p50, "ms"), Row(f"in-process turn, {label} p99", p99, "ms")]
+    rows.append(Row("MCP tool-call overhead (stdio, warm) p50", float(lines["overhead_p50_ms"][0]), "ms"))
+    return rows
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -553,6 +575,7 @@ BENCHMARKS = (
     "schedule-lag",
     "embedded",
     "validate",
+    "mcp",
 )
 
 
@@ -650,6 +673,8 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
             )
         if not only or "validate" in only:
             run.step("agent validate (200 tools)", lambda: bench_validate(work, sizes))
+        if not only or "mcp" in only:
+            run.step(f"MCP tool calls ({sizes.mcp_turns} turns per kind)", lambda: bench_mcp_calls(sizes))
     finally:
         processes.stop_all()
         drop_database(database)

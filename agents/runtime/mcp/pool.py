@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import logging
+import os
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -139,7 +141,7 @@ class _Live:
 
     async def _own(self) -> None:
         try:
-            async with Client(_transport(self.spec, self.ended), cache=None) as client:  # type: ignore[arg-type]
+            async with Client(_transport(self.spec, self.ended), cache=None) as client:
                 self.client = client
                 self.ready.set()
                 await self.ended.wait()
@@ -163,23 +165,26 @@ class McpPool:
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = 0
         self._lock = threading.Lock()
         self._sessions: OrderedDict[ServerSpec, _Live] = OrderedDict()
 
     def _pool_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
-            if self._loop is None:
+            if self._loop is None or self._pid != os.getpid():
+                # A forked child (a prefork worker) has the parent's loop but not its thread.
+                self._sessions = OrderedDict()
                 loop = asyncio.new_event_loop()
                 threading.Thread(target=loop.run_forever, name="mcp-pool", daemon=True).start()
-                self._loop = loop
+                self._loop, self._pid = loop, os.getpid()
                 atexit.register(self.close_all)
             return self._loop
 
-    async def _on_pool(self, work: Callable[[], Awaitable[T]]) -> T:
+    async def _on_pool(self, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
         loop = self._pool_loop()
         if asyncio.get_running_loop() is loop:
             return await work()
-        future = asyncio.run_coroutine_threadsafe(work(), loop)  # type: ignore[arg-type]
+        future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(work(), loop)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
