@@ -98,7 +98,7 @@ class Sizes:
     slack: int = 100
     # Issue 13: fires of a `* * * * *` schedule (a minute each).
     schedule_fires: int = 3
-    # Issue 15: in-process turns per kind of tool call (bench/mcp_calls.py).
+    # Issue 15: in-process turns per kind of tool call (bench/mcp_calls.py), MCP client side.
     mcp_turns: int = 500
 
 
@@ -575,7 +575,7 @@ BENCHMARKS = (
     "schedule-lag",
     "embedded",
     "validate",
-    "mcp",
+    "mcp-client",
 )
 
 
@@ -673,7 +673,7 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
             )
         if not only or "validate" in only:
             run.step("agent validate (200 tools)", lambda: bench_validate(work, sizes))
-        if not only or "mcp" in only:
+        if not only or "mcp-client" in only:
             run.step(f"MCP tool calls ({sizes.mcp_turns} turns per kind)", lambda: bench_mcp_calls(sizes))
     finally:
         processes.stop_all()
