@@ -50,3 +50,9 @@ def mcp_connections(agent: Agent, surface: AgentSurface) -> McpConnections:
     """``ctx.host.mcp`` and the model's MCP tools for ``agent``: its secrets by name, the
     platform's outbound policy, the process's session pool."""
     return McpConnections(surface, secret=lambda name: resolve_secret(agent, name), policy=outbound_policy())
+
+
+def local_mcp_connections(surface: AgentSurface) -> McpConnections:
+    """The same for an in-process run of a folder (``agent run``, ``agent eval``, ``agent
+    info``): no agent row, so secrets come from the environment, as a shared agent's do."""
+    return mcp_connections(Agent(slug=surface.slug, path=str(surface.path)), surface)

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.api.base import AgentView
-from agents.config import mcp_connections
+from agents.config import local_mcp_connections, mcp_connections
 from agents.discovery import AgentSurface
 from agents.models import Agent
 
@@ -23,16 +23,17 @@ def info_document(surface: AgentSurface, agent: Agent | None = None) -> dict[str
     """``GET /v1/info`` and ``agent info --json``: one document, built in one place
     (``agent``: the served row whose secrets the connections use; the CLI has none, and
     its connections resolve secrets from the environment as a shared agent's do)."""
-    _, errors = connection_listing(agent or Agent(slug=surface.slug, path=str(surface.path)), surface)
+    _, errors = connection_listing(agent, surface)
     return {**surface.info(default_model=platform_settings.DEFAULT_MODEL), "connectionErrors": errors}
 
 
-def connection_listing(agent: Agent, surface: AgentSurface) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+def connection_listing(agent: Agent | None, surface: AgentSurface) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """The model-facing MCP tools and the ``connectionErrors`` of connections that cannot
     list (each connection is asked, through the process's pool): never an exception."""
     if not surface.mcp_connections and not surface.host_connections:
         return [], []
-    return async_to_sync(mcp_connections(agent, surface).listing)()
+    connections = mcp_connections(agent, surface) if agent is not None else local_mcp_connections(surface)
+    return async_to_sync(connections.listing)()
 
 
 class HealthView(AgentView):

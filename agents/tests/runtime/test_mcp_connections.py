@@ -54,7 +54,7 @@ def _tree(folder: Path) -> Path:
         **INSTRUCTIONS,
         "agent/mcp-connections/box.py": CONNECTION.format(
             toolbox=TOOLBOX,
-            options=', tools=["echo", "shout", "fail", "crash", "hang"], needs_approval=["shout"], timeout=2',
+            options=', tools=["echo", "shout", "fail", "crash", "hang", "nap"], needs_approval=["shout"], timeout=2',
         ),
         "agent/host-connections/vault.py": CONNECTION.format(
             toolbox=TOOLBOX, options=', env={"TOOLBOX_TOKEN": "${VAULT_TOKEN}"}'
@@ -64,7 +64,7 @@ def _tree(folder: Path) -> Path:
     return write_tree(folder, files)
 
 
-def _run(folder: Path, message: str) -> tuple[TurnOutcome, MemorySink]:
+def _run(folder: Path, message: str, *, cancel_when_called: bool = False) -> tuple[TurnOutcome, MemorySink]:
     surface, _ = discover(folder, "box")
     assert surface.errors == [], [str(d) for d in surface.errors]
     mcp = McpConnections(surface, secret={"VAULT_TOKEN": "s3cret"}.get)
@@ -72,7 +72,17 @@ def _run(folder: Path, message: str) -> tuple[TurnOutcome, MemorySink]:
     request = TurnRequest(
         session=SessionInfo(id="ses_mcp", agent="box"), turn_id="turn_mcp", message=message, host=_Host(mcp), mcp=mcp
     )
-    return asyncio.run(run_turn(surface, request, sink)), sink
+
+    async def turn() -> TurnOutcome:
+        running = asyncio.ensure_future(run_turn(surface, request, sink))
+        while cancel_when_called and not sink.of_type(EventType.ACTIONS_REQUESTED):
+            await asyncio.sleep(0.01)
+        if cancel_when_called:
+            await asyncio.sleep(0.2)  # the call is on its way to the server
+            running.cancel()  # as a stop or a preempting follow-up does
+        return await running
+
+    return asyncio.run(turn()), sink
 
 
 def _results(sink: MemorySink) -> dict[str, dict[str, Any]]:
@@ -110,7 +120,9 @@ def test_the_model_calls_a_stdio_tool_and_host_code_calls_a_host_only_one(tmp_pa
     assert [e.data["toolName"] for e in sink.of_type(EventType.ACTION_APPROVAL_REQUESTED)] == ["box__shout"]
 
 
-def test_a_crashed_server_is_restarted_and_a_hanging_one_is_stopped_at_its_timeout(tmp_path):
+def test_crashed_servers_restart_hanging_ones_stop_at_their_timeout_and_stopped_turns_cancel_calls(
+    tmp_path,
+):
     folder = _tree(tmp_path / "box")
     message = (
         '/call box__crash {}\n/call box__echo {"text": "again"}\n/call box__hang {}\n/call box__echo {"text": "on"}'
@@ -127,3 +139,10 @@ def test_a_crashed_server_is_restarted_and_a_hanging_one_is_stopped_at_its_timeo
     assert "went away" in calls[0][2]["error"]
     assert "no answer within 2 s" in calls[2][2]["error"]
     assert calls[1][2] == {"echo": "again"} and calls[3][2] == {"echo": "on"}
+
+    # A turn stopped during a call ends interrupted at once; the server took the
+    # cancellation and answers the next call.
+    outcome, _ = _run(folder, '/call box__nap {"seconds": 30}', cancel_when_called=True)
+    assert (outcome.status, outcome.failure) == ("failed", "turn interrupted")
+    outcome, sink = _run(folder, '/call box__echo {"text": "awake"}')
+    assert [e.data["output"] for e in sink.of_type(EventType.ACTION_RESULT)] == [{"echo": "awake"}]

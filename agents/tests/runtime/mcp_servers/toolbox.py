@@ -1,7 +1,7 @@
 """A small MCP server for the tests, over stdio (default) or streamable HTTP (``--http HOST PORT``).
 
 Tools: ``echo`` (text back, structured), ``shout`` (text content only), ``fail`` (an
-``isError`` result), ``crash`` (the process exits mid-call), ``hang`` (never answers),
+``isError`` result), ``crash`` (the process exits mid-call), ``hang`` (never answers), ``nap`` (sleeps, cancellably),
 ``whoami`` (the process id, the working directory and the ``TOOLBOX_TOKEN`` variable).
 """
 
@@ -12,6 +12,7 @@ import sys
 import time
 from typing import Any
 
+import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
@@ -48,6 +49,13 @@ def hang() -> str:
     """Never answers (blocks the server)."""
     time.sleep(3600)
     return "never"
+
+
+@server.tool()
+async def nap(seconds: float) -> str:
+    """Sleeps (cancellably), then answers."""
+    await anyio.sleep(seconds)
+    return "rested"
 
 
 @server.tool()
