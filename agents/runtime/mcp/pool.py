@@ -11,7 +11,9 @@ A session is opened on the first call for its ``ServerSpec`` and reused after. O
 dies (the server exits or closes the connection) is noticed when its stream ends and
 opened afresh on the next call; one that does not answer within the timeout is closed
 (a stdio server is killed: stdin closed, then SIGTERM, then SIGKILL), so a hanging
-server never keeps a call, or the next one, waiting.
+server never keeps a call, or the next one, waiting. A server that cannot be started or
+reached is not tried again for ``RETRY_AFTER`` seconds: each turn lists the tools of its
+agent's servers, and a dead one must not cost every turn its timeout.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_SESSIONS = 64  # the least recently used beyond this are closed
+RETRY_AFTER = 5.0  # a server that failed to start is not tried again sooner (every turn lists)
 MAX_TOOL_PAGES = 10
 
 
@@ -168,12 +171,13 @@ class McpPool:
         self._pid = 0
         self._lock = threading.Lock()
         self._sessions: OrderedDict[ServerSpec, _Live] = OrderedDict()
+        self._failed: dict[ServerSpec, tuple[float, str]] = {}
 
     def _pool_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._loop is None or self._pid != os.getpid():
                 # A forked child (a prefork worker) has the parent's loop but not its thread.
-                self._sessions = OrderedDict()
+                self._sessions, self._failed = OrderedDict(), {}
                 loop = asyncio.new_event_loop()
                 threading.Thread(target=loop.run_forever, name="mcp-pool", daemon=True).start()
                 self._loop, self._pid = loop, os.getpid()
@@ -192,6 +196,10 @@ class McpPool:
             raise
 
     async def _session(self, spec: ServerSpec, timeout: float) -> _Live:
+        loop = asyncio.get_running_loop()
+        failed = self._failed.get(spec)
+        if failed is not None and loop.time() - failed[0] < RETRY_AFTER:
+            raise McpUnavailable(failed[1])  # down a moment ago: the caller does not wait again
         live = self._sessions.get(spec)
         if live is None or not live.alive:
             live = _Live(spec)
@@ -204,9 +212,14 @@ class McpPool:
             await asyncio.wait_for(live.ready.wait(), timeout)
         except TimeoutError:
             live.close()
-            raise McpTimeout(f"the server did not start within {timeout:g} s") from None
+            reason = f"the server did not start within {timeout:g} s"
+            self._failed[spec] = (loop.time(), reason)
+            raise McpTimeout(reason) from None
         if live.client is None:
-            raise McpUnavailable(live.failure or "the server closed the connection")
+            reason = live.failure or "the server closed the connection"
+            self._failed[spec] = (loop.time(), reason)
+            raise McpUnavailable(reason)
+        self._failed.pop(spec, None)
         return live
 
     async def _request(self, spec: ServerSpec, timeout: float, ask: Callable[[Client], Awaitable[T]]) -> T:
