@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from agent_platform.conf import platform_settings
 from agents.discovery import AgentSurface
+from agents.models import Agent
+from agents.runtime.mcp.connections import McpConnections
 from agents.runtime.outbound import OutboundPolicy
 from agents.runtime.providers.gateway import ProviderSettings, missing_key
 from agents.runtime.turn import RuntimeSettings
+from agents.secrets import resolve_secret
 
 
 def default_model(surface: AgentSurface | None = None, purpose: str = "live") -> str:
@@ -50,3 +53,15 @@ def missing_model_keys(surface: AgentSurface) -> dict[str, str]:
             missing[model] = variable
         surfaces += current.subagents.values()
     return missing
+
+
+def mcp_connections(agent: Agent, surface: AgentSurface) -> McpConnections:
+    """``ctx.host.mcp`` and the model's MCP tools for ``agent``: its secrets by name, the
+    platform's outbound policy, the process's session pool."""
+    return McpConnections(surface, secret=lambda name: resolve_secret(agent, name), policy=outbound_policy())
+
+
+def local_mcp_connections(surface: AgentSurface) -> McpConnections:
+    """The same for an in-process run of a folder (``agent run``, ``agent eval``, ``agent
+    info``): no agent row, so secrets come from the environment, as a shared agent's do."""
+    return mcp_connections(Agent(slug=surface.slug, path=str(surface.path)), surface)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.config import runtime_settings
+from agents.config import local_mcp_connections, runtime_settings
 from agents.discovery import AgentSurface
 from agents.events import EventType
 from agents.runtime.emitter import MemorySink
@@ -30,7 +30,13 @@ async def _run(surface: AgentSurface, message: str, approve: bool | None, dry_ru
     sink = MemorySink()
     session = SessionInfo(id=LOCAL_SESSION, agent=surface.slug, dry_run=dry_run)
     with tempfile.TemporaryDirectory(prefix="agent-run-") as workspace:
-        request = TurnRequest(session=session, turn_id=LOCAL_TURN, message=message, workspace=Path(workspace))
+        request = TurnRequest(
+            session=session,
+            turn_id=LOCAL_TURN,
+            message=message,
+            workspace=Path(workspace),
+            mcp=local_mcp_connections(surface),
+        )
         await sink.emit(EventType.SESSION_STARTED, {"agent": surface.slug}, None)
         await sink.emit(EventType.MESSAGE_RECEIVED, {"text": message}, LOCAL_TURN)
         settings = runtime_settings()

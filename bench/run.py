@@ -106,6 +106,8 @@ class Sizes:
     eval_cases: int = 100
     eval_concurrency: int = 20
     eval_sleep: float = 1.0
+    # Issue 15: in-process turns per kind of tool call (bench/mcp_calls.py), MCP client side.
+    mcp_turns: int = 500
 
 
 QUICK = Sizes(
@@ -126,6 +128,7 @@ QUICK = Sizes(
     slack=20,
     schedule_fires=1,
     mcp_asks=30,
+    mcp_turns=100,
 )
 
 
@@ -545,6 +548,25 @@ def bench_validate(work: Path, sizes: Sizes) -> list[Row]:
     return [Row("agent validate, 200 tools (whole command) p50", statistics.median(samples), "ms")]
 
 
+# ---------------------------------------------------------------- MCP tool calls
+
+
+def bench_mcp_calls(sizes: Sizes) -> list[Row]:
+    """bench/mcp_calls.py: an in-process turn calling the weather agent's plain tool, and one
+    calling its almanac stdio MCP server (warm), p50 and p99 of each; no server needed."""
+    argv = [PYTHON, "bench/mcp_calls.py", "--turns", str(sizes.mcp_turns)]
+    done = subprocess.run(argv, cwd=ROOT, env=base_env(), capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"mcp_calls.py failed:\n{done.stdout}{done.stderr}")
+    lines = {line.split()[0]: line.split()[1:] for line in done.stdout.strip().splitlines()[1:]}
+    rows = []
+    for key, label in (("plain_tool", "plain tool call"), ("mcp_stdio_tool", "MCP tool call (stdio, warm)")):
+        p50, p99 = (float(value) for value in lines[key])
+        rows += [Row(f"in-process turn, {label} p50", p50, "ms"), Row(f"in-process turn, {label} p99", p99, "ms")]
+    rows.append(Row("MCP tool-call overhead (stdio, warm) p50", float(lines["overhead_p50_ms"][0]), "ms"))
+    return rows
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -566,6 +588,7 @@ BENCHMARKS = (
     "evals",
     "embedded",
     "validate",
+    "mcp-client",
 )
 
 
@@ -674,6 +697,8 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
             )
         if not only or "validate" in only:
             run.step("agent validate (200 tools)", lambda: bench_validate(work, sizes))
+        if not only or "mcp-client" in only:
+            run.step(f"MCP tool calls ({sizes.mcp_turns} turns per kind)", lambda: bench_mcp_calls(sizes))
     finally:
         processes.stop_all()
         drop_database(database)

@@ -6,7 +6,8 @@ that passes the ``etag`` it read replaces the file only if nobody changed it sin
 Names resolve inside the caller's tenant and agent, so one tenant can never name
 another's keys or files. ``reminders`` is bound to the session (None without one:
 ``sessions_app.triggers.reminders``). ``otel`` gives counters and histograms (no-ops unless a
-meter provider is configured). ``slack`` and ``github`` are the packs' API clients (None when
+meter provider is configured). ``mcp`` calls the agent's MCP connections
+(``agents.runtime.mcp``). ``slack`` and ``github`` are the packs' API clients (None when
 the agent has no such channel).
 """
 
@@ -23,10 +24,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from opentelemetry import metrics
 
+from agents.config import mcp_connections
 from agents.models import Agent
 from agents.registry import surface_for
 from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
+from agents.runtime.mcp.connections import McpConnections
 from agents.sdk import SessionInfo
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
 from sessions_app.triggers.github_progress import github_client_for
@@ -186,7 +189,7 @@ class PlatformHost:
     kv: DatabaseKV
     files: HostFiles
     otel: HostOtel
-    mcp: Any = None
+    mcp: McpConnections | None = None  # the agent's MCP connections, both kinds (agents.runtime.mcp)
     reminders: SessionReminders | None = None
     slack: Any = None  # the Slack pack's API client (triggers.slack_api), None without one
     github: Any = None  # the GitHub pack's client (sessions_app.triggers.github_api), None without it
@@ -222,6 +225,7 @@ def host_for_agent(
         kv=DatabaseKV(tenant_id, agent.pk),
         files=HostFiles(session_store, deployment),
         otel=HostOtel(agent.slug),
+        mcp=mcp_connections(agent, surface),
         slack=slack_client_for(agent, surface),
         reminders=SessionReminders(session_id) if session_id else None,
         github=github_client_for(agent, surface, channel),

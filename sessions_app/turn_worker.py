@@ -101,6 +101,7 @@ def _request(turn: Turn) -> TurnRequest:
         "session": DatabaseFileStore(session.tenant_id, session.agent_id, session.pk),
         "deployment": DatabaseFileStore(session.tenant_id, session.agent_id, None),
     }
+    host = host_for(session)
     return TurnRequest(
         session=session_info(session),
         turn_id=turn.pk,
@@ -109,9 +110,10 @@ def _request(turn: Turn) -> TurnRequest:
         arms={a.experiment: a.arm for a in session.ab_assignments.all()},
         workspace=_workspace(session),
         attachments=dict(turn.attachments),
-        host=host_for(session),
+        host=host,
         file_store_for=stores.__getitem__,
         channel=channel_info(session),
+        mcp=host.mcp,
     )
 
 

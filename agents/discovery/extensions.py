@@ -374,6 +374,7 @@ def _mcp_json(folder: Path, walk: Walk, contribution: AgentSurface) -> None:
         if not walk.check_name(name, file, "connection"):
             continue
         try:
+            server = _plugin_root(server, folder)
             connection = sdk.define_mcp_connection(
                 command=server.get("command"),
                 args=server.get("args", ()),
@@ -385,3 +386,19 @@ def _mcp_json(folder: Path, walk: Walk, contribution: AgentSurface) -> None:
             walk.report(codes.INVALID_PLUGIN, file, f"mcp server {name!r}: {error}")
             continue
         contribution.mcp_connections[name] = Entry(connection, file, walk.extension)
+
+
+def _plugin_root(server: Any, folder: Path) -> Any:
+    """``${CLAUDE_PLUGIN_ROOT}`` in a server's strings is the plugin folder, as plugin
+    hosts fill it in (other ``${NAME}`` stay: they name secrets)."""
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace("${CLAUDE_PLUGIN_ROOT}", str(folder))
+        if isinstance(value, list):
+            return [fill(item) for item in value]
+        if isinstance(value, dict):
+            return {key: fill(item) for key, item in value.items()}
+        return value
+
+    return fill(server)

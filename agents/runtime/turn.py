@@ -33,6 +33,7 @@ from agents.runtime.fs.tools import (
     is_read_only,
     select_file_tools,
 )
+from agents.runtime.mcp.connections import McpConnections, McpTool
 from agents.runtime.pricing import cost_usd
 from agents.runtime.prompt import LOAD_SKILL_TOOL, instructions_text, system_prompt
 from agents.runtime.providers.base import (
@@ -86,6 +87,9 @@ class TurnRequest:
     file_store_for: Callable[[str], FileStore] | None = None
     # ctx.channel of the turn's tools: None when the session takes no follow-up.
     channel: ChannelInfo | None = None
+    # The agent's MCP connections, secrets and outbound policy bound (None: public https
+    # only and no secrets, as for an in-process run).
+    mcp: McpConnections | None = None
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,8 @@ class _Run:
         self.usage = Usage()
         self.file_tools = set(file_tool_names(surface))
         self.scratch: TurnScratch | None = None
+        self.mcp = request.mcp.for_surface(surface) if request.mcp is not None else McpConnections(surface)
+        self._mcp_tools: dict[str, McpTool] | None = None
         self.ctx = ToolContext(
             session=request.session,
             host=request.host,
@@ -268,7 +274,7 @@ class _Run:
         provider, model_name = provider_for(self.model_id, self.settings.providers)
         prepared = self.prepared or PreparedTurn(await render_instructions(self.surface, self.ctx, self.extensions), [])
         system = system_prompt(self.surface, prepared.instructions, self.request.arms, prepared.workspace_files)
-        tools = tool_specs(self.surface)
+        tools = (*tool_specs(self.surface), *(tool.spec for tool in (await self.mcp_tools()).values()))
         while step < self.settings.max_steps:
             step += 1
             await self.emitter.emit(EventType.STEP_STARTED, {"step": step})
@@ -338,10 +344,19 @@ class _Run:
 
     # --- tool calls ------------------------------------------------------------------------
 
+    async def mcp_tools(self) -> dict[str, McpTool]:
+        """The advertised MCP tools, listed once per run (a server that cannot list is left out)."""
+        if self._mcp_tools is None:
+            self._mcp_tools = await self.mcp.model_tools() if self.surface.mcp_connections else {}
+        return self._mcp_tools
+
     def _needs_approval(self, call: ToolCall) -> bool:
-        entry = self.surface.tools.get(call.name)
-        if entry is None or call.arguments is None:
+        if call.arguments is None:
             return False
+        entry = self.surface.tools.get(call.name)
+        if entry is None:
+            mcp_tool = (self._mcp_tools or {}).get(call.name)
+            return mcp_tool is not None and mcp_tool.needs_approval
         return needs_approval(entry.value, call.arguments)
 
     async def _execute(self, call: ToolCall) -> CallResult | ParkedSubagent:
@@ -405,8 +420,11 @@ class _Run:
             return CallResult(skill.value.body) if skill else error(f"no skill {arguments['name']!r}; see the catalog")
         entry = self.surface.tools.get(call.name)
         if entry is None:
-            available = ", ".join(spec.name for spec in tool_specs(self.surface)) or "none"
-            return error(f"unknown tool {call.name!r}; available: {available}")
+            mcp_tools = await self.mcp_tools()
+            if call.name in mcp_tools:
+                return await self._run_mcp_tool(call, mcp_tools[call.name])
+            names = [spec.name for spec in tool_specs(self.surface)] + list(mcp_tools)
+            return error(f"unknown tool {call.name!r}; available: {', '.join(names) or 'none'}")
         tool = entry.value
         arguments = validate_arguments(tool, call.arguments, call.raw_arguments)
         if isinstance(arguments, CallResult):
@@ -421,6 +439,13 @@ class _Run:
             self.ctx, call_id=call.call_id, extension=extension_context(self.extensions, entry.extension)
         )
         return await run_server_tool(tool, arguments, ctx)
+
+    async def _run_mcp_tool(self, call: ToolCall, tool: McpTool) -> CallResult:
+        if call.arguments is None:
+            return error(f"the arguments for {call.name} are not a JSON object: {call.raw_arguments[:200]!r}")
+        if self.request.session.dry_run and tool.effect == "write":
+            return CallResult({"stubbed": True, "toolName": call.name, "args": call.arguments}, stubbed=True)
+        return await self.mcp.call_model_tool(tool, call.arguments)
 
     async def _run_subagent(self, call: ToolCall) -> CallResult | ParkedSubagent:
         message = str((call.arguments or {}).get("message", ""))

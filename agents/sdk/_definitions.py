@@ -181,6 +181,9 @@ class McpConnection:
     headers: Mapping[str, str] = field(default_factory=dict)
     description: str | None = None
     tools: tuple[str, ...] | None = None
+    advertise_tools: bool = True
+    needs_approval: bool | tuple[str, ...] = False
+    timeout: float | None = None
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -196,18 +199,49 @@ def define_mcp_connection(
     headers: Mapping[str, str] | None = None,
     description: str | None = None,
     tools: Sequence[str] | None = None,
+    advertise_tools: bool = True,
+    needs_approval: bool | Sequence[str] = False,
+    timeout: float | None = None,
 ) -> McpConnection:
     """An MCP server the agent uses (``mcp-connections/``) or host code uses (``host-connections/``).
 
+    stdio: ``command`` and ``args`` start the server in the agent folder, with ``env``
+    added to a minimal environment; streamable HTTP: ``url`` and ``headers``, through the
+    outbound policy. ``${NAME}`` in a value names a secret. ``tools`` is an allow-list;
+    ``advertise_tools=False`` keeps an ``mcp-connections/`` server's tools from the model;
+    ``needs_approval`` (True, or tool names) parks the model's calls for a person;
+    ``timeout`` (seconds, default 120) bounds each call, and a server that misses it is stopped.
+
+    Example::
+
+        connection = define_mcp_connection(
+            url="https://mcp.example.com/mcp", headers={"Authorization": "Bearer ${EXAMPLE_TOKEN}"}
+        )
+
     Raises:
-        DefinitionError: unless exactly one of ``command`` and ``url`` is given.
+        DefinitionError: unless exactly one of ``command`` and ``url`` is given, or for a
+            timeout that is not a positive number.
     """
     if bool(command) == bool(url):
         raise DefinitionError("an MCP connection needs exactly one of command= (stdio) or url= (HTTP)")
     if url is not None and not url.startswith(("http://", "https://")):
         raise DefinitionError(f"url {url!r} must be an http(s) URL")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        raise DefinitionError(f"timeout {timeout!r} must be a positive number of seconds")
+    if isinstance(args, str) or isinstance(tools, str):
+        raise DefinitionError("args= and tools= take a list of strings, not one string")
+    approval = needs_approval if isinstance(needs_approval, bool) else tuple(needs_approval)
     return McpConnection(
-        command, tuple(args), dict(env or {}), url, dict(headers or {}), description, tuple(tools) if tools else None
+        command,
+        tuple(args),
+        dict(env or {}),
+        url,
+        dict(headers or {}),
+        description,
+        tuple(tools) if tools is not None else None,
+        bool(advertise_tools),
+        approval,
+        float(timeout) if timeout is not None else None,
     )
 
 

@@ -74,6 +74,8 @@ def test_mcp_json_servers_become_connections(build):
                 "vendor/review/mcp.json": """
                     {"mcpServers": {
                         "github": {"command": "github-mcp", "args": ["--read-only"]},
+                        "local": {"command": "python3", "args": ["${CLAUDE_PLUGIN_ROOT}/server.py"],
+                                  "env": {"TOKEN": "${LOCAL_TOKEN}"}},
                         "docs": {"url": "https://docs.example.com/mcp"}
                     }}
                 """
@@ -84,7 +86,11 @@ def test_mcp_json_servers_become_connections(build):
     assert [(c["name"], c["transport"], c["target"]) for c in surface.info("test")["mcpConnections"]] == [
         ("review__docs", "http", "https://docs.example.com/mcp"),
         ("review__github", "stdio", "github-mcp"),
+        ("review__local", "stdio", "python3"),
     ]
+    local = surface.mcp_connections["review__local"].value
+    assert local.args == (str(surface.path / "vendor" / "review" / "server.py"),)
+    assert local.env == {"TOKEN": "${LOCAL_TOKEN}"}  # a secret, resolved on each connect
 
 
 def test_an_mcp_json_server_without_command_or_url_is_an_error(build):
