@@ -20,6 +20,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agent_platform.tests.daphne import Daphne, serve
 from agent_platform.tests.factories import issue_token
+from agents.tests.trees import write_tree
+from sessions_app.models import Event, Session
+from sessions_app.turn_worker import execute_turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -188,3 +191,46 @@ def test_the_mcp_inspector_cli_lists_the_tools(daphne, live, alice):
     )
     assert listed.returncode == 0, listed.stderr
     assert {tool["name"] for tool in json.loads(listed.stdout)["tools"]} == {"ask", "check", "approve", "call_tool"}
+
+
+DELEGATOR = {
+    "agent/agent.py": 'from agents.sdk import define_agent\n\nagent = define_agent(model="test")\n',
+    "agent/instructions.md": "You hand questions to the lab agent.",
+    "agent/mcp-connections/lab.py": (
+        "from agents.sdk import define_mcp_connection\n\n"
+        "connection = define_mcp_connection(\n"
+        '    url="{url}", headers={"Authorization": "Bearer ${LAB_TOKEN}"}, tools=["ask"]\n'
+        ")\n"
+    ),
+}
+
+
+def test_an_agent_delegates_to_another_through_its_mcp_endpoint(
+    daphne, alice, client_for, settings, monkeypatch, tmp_path
+):
+    """One agent calls another (here on the same platform, as it would across deployments)
+    through an MCP connection to its /v1/mcp: the model's lab__ask is the lab agent's turn."""
+    root = tmp_path / "agents"
+    url = f"{daphne.url}/lab/v1/mcp"
+    write_tree(root / "delegator", {path: text.replace("{url}", url) for path, text in DELEGATOR.items()})
+    # Loopback is refused unless allowed: this one server is.
+    settings.PLATFORM = {
+        **settings.PLATFORM,
+        "AGENTS_DIR": root,
+        "OUTBOUND_ALLOW": (daphne.url.removeprefix("http://"),),
+    }
+    monkeypatch.setenv("LAB_TOKEN", issue_token(alice))
+
+    created = client_for(alice).post(
+        "/delegator/v1/session", {"message": '/call lab__ask {"message": "hello from afar"}'}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    execute_turn(created.json()["turnId"])
+
+    [result] = Event.objects.filter(session_id=created.json()["sessionId"], type="action.result")
+    assert not result.data["isError"], result.data
+    answer = result.data["output"]
+    assert answer["status"] == "completed" and answer["reply"] == "echo: hello from afar", answer
+    # The lab agent's turn ran in a session of the token's principal, on the lab agent.
+    lab_session = Session.objects.get(pk=answer["sessionId"])
+    assert (lab_session.agent.slug, lab_session.principal) == ("lab", alice)
