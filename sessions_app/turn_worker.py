@@ -38,7 +38,7 @@ from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_call
 from sessions_app.approvals import decisions_for, request_approvals
 from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
-from sessions_app.host import DatabaseFileStore, host_for, session_info
+from sessions_app.host import DatabaseFileStore, host_for, memory_files, session_info
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.scheduling import claim_turn, settle_session
@@ -101,14 +101,17 @@ def _request(turn: Turn) -> TurnRequest:
         "session": DatabaseFileStore(session.tenant_id, session.agent_id, session.pk),
         "deployment": DatabaseFileStore(session.tenant_id, session.agent_id, None),
     }
+    workspace = _workspace(session)
     return TurnRequest(
         session=session_info(session),
         turn_id=turn.pk,
         message=turn.message,
         history=_history(session, turn),
         arms={a.experiment: a.arm for a in session.ab_assignments.all()},
-        workspace=_workspace(session),
+        workspace=workspace,
         attachments=dict(turn.attachments),
+        # A new workspace shows the agent's memory as it is now; later turns keep that copy.
+        memory=None if workspace.exists() else memory_files(session.tenant_id, session.agent_id),
         host=host_for(session),
         file_store_for=stores.__getitem__,
         channel=channel_info(session),
