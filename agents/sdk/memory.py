@@ -77,12 +77,17 @@ def journal_entry(
     when = _utc(at)
     heading = f"## {when} · {session_id}" + (f" · {title.strip()}" if title.strip() else "")
     tools_line = f"Tools: {', '.join(tools)}" if tools else "Tools: none"
-    frame = f"{heading}\n\nUser:\n\n\n\nReply:\n\n\n\n{tools_line}\n"
-    budget = max(max_chars - len(frame), 0)
-    # Quoting adds "> " per line; clip the raw text first, then the quoted text to be sure.
-    asked = _clip(message.strip(), budget // 2)
-    answered = _clip(reply.strip(), budget - len(asked))
-    entry = f"{heading}\n\nUser:\n\n{_quote(asked)}\n\nReply:\n\n{_quote(answered)}\n\n{tools_line}\n"
+
+    def render(budget: int) -> str:
+        asked = _clip(message.strip(), budget // 2)
+        answered = _clip(reply.strip(), budget - len(asked))
+        return f"{heading}\n\nUser:\n\n{_quote(asked)}\n\nReply:\n\n{_quote(answered)}\n\n{tools_line}\n"
+
+    budget = max_chars
+    entry = render(budget)
+    while len(entry) > max_chars and budget > 0:  # quoting adds "> " per line: shrink until it fits
+        budget = max(budget - (len(entry) - max_chars), 0)
+        entry = render(budget)
     return _clip(entry, max_chars)
 
 
