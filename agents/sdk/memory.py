@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agents.runtime.fs.base import NotFoundError, WriteFailedError
-from agents.sdk._context import Files, HookContext
+from agents.sdk._context import KV, Files, HookContext
 from agents.sdk._definitions import Hook
 from agents.sdk._errors import DefinitionError
 
@@ -74,8 +74,8 @@ def journal_entry(
 ) -> str:
     """One entry, at most ``max_chars`` characters: the message and the reply are cut
     (marked ``…``) to fit, the reply getting what the message leaves over."""
-    when = _utc(at)
-    heading = f"## {when} · {session_id}" + (f" · {title.strip()}" if title.strip() else "")
+    title = " ".join(title.split())  # one line: a title cannot start a heading of its own
+    heading = f"## {_utc(at)} · {session_id}" + (f" · {title}" if title else "")
     tools_line = f"Tools: {', '.join(tools)}" if tools else "Tools: none"
 
     def render(budget: int) -> str:
@@ -106,6 +106,8 @@ def trimmed(journal: str, limit: int) -> str:
     if len(journal) <= limit:
         return journal
     note = DROPPED.format(limit=limit)
+    if limit <= len(note):
+        return journal[len(journal) - limit :]
     tail = journal[len(journal) - (limit - len(note)) :]
     start = tail.find("\n## ")
     return note.lstrip("\n") + (tail[start + 1 :] if start >= 0 else tail)
@@ -139,7 +141,7 @@ def memory_hook(
     if not isinstance(include_eval, bool):
         raise DefinitionError(f"memory_hook include_eval must be True or False, not {include_eval!r}")
 
-    def pending(event: dict[str, Any], ctx: HookContext) -> tuple[str, Any] | None:
+    def pending(event: dict[str, Any], ctx: HookContext) -> tuple[str, KV] | None:
         """The turn's key and ``ctx.host.kv``, or None when this session keeps no journal."""
         session, turn = ctx.session, event.get("turnId")
         purposes = ("live", "eval") if include_eval else ("live",)
@@ -147,8 +149,9 @@ def memory_hook(
             return None
         return f"{PENDING_PREFIX}{session.id}/{turn}", ctx.host.kv
 
-    async def notes_of(kv: Any, key: str) -> dict[str, list[str]]:
-        return await kv.get(key) or {"messages": [], "tools": []}
+    async def notes_of(kv: KV, key: str) -> dict[str, list[str]]:
+        notes: dict[str, list[str]] = await kv.get(key) or {"messages": [], "tools": []}
+        return notes
 
     async def on_message(event: dict[str, Any], ctx: HookContext) -> None:
         if (found := pending(event, ctx)) is None:
@@ -214,6 +217,7 @@ async def _append(files: Files, path: str, entry: str, limit: int) -> None:
             data, etag = await files.read(path, scope="deployment")
             text = data.decode("utf-8", "replace")
         except NotFoundError:
+            # No journal yet: written unconditionally (two first entries at the same instant may keep one).
             text, etag = "", None
         joined = f"{text.rstrip()}\n\n{entry}" if text.strip() else entry
         try:

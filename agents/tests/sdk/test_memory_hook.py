@@ -26,13 +26,13 @@ def test_an_entry_quotes_the_turn_and_fits_its_limit():
     entry = journal_entry(
         at="2026-12-01T09:30:05.123456Z",
         session_id="ses_a",
-        title="Door",
+        title="Door\n## colour",
         message="## not a heading\nsecond line",
         reply="blue",
         tools=["recall", "Read"],
         max_chars=2000,
     )
-    assert entry.startswith("## 2026-12-01 09:30:05 UTC · ses_a · Door\n")
+    assert entry.startswith("## 2026-12-01 09:30:05 UTC · ses_a · Door ## colour\n\n")  # a title is one line
     assert "> ## not a heading\n> second line" in entry and "> blue" in entry
     assert entry.endswith("Tools: recall, Read\n")
     long = journal_entry(
