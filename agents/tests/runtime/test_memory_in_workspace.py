@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import stat
 
+from agents.discovery import discover
 from agents.events import EventType
 from agents.runtime.turn import RuntimeSettings
 from agents.runtime.workspace import prepare_workspace
@@ -64,3 +65,13 @@ def test_under_a_root_memory_is_a_read_only_mount_and_a_symlinked_memory_is_not(
     agent.run('/call Read {"path": "/memory/secret.txt"}', workspace=workspace)
     [refused] = agent.data(EventType.ACTION_RESULT)
     assert refused["isError"] and "host file" not in str(refused["output"])
+
+
+def test_a_seed_under_memory_is_not_copied_and_says_so(tmp_path):
+    agent = Harness(tmp_path / "agent", RuntimeSettings()).write(
+        {**BASE, "agent/sandbox/workspace/Memory/journal.md": "seeded", "agent/sandbox/workspace/notes.md": "n"}
+    )
+    surface, _ = discover(agent.folder, "agent")
+    assert list(surface.seeds) == ["notes.md"]
+    [warning] = [d for d in surface.diagnostics if d.path.endswith("Memory/journal.md")]
+    assert warning.code.id == "agents.W016" and "memory/" in warning.message
