@@ -38,21 +38,21 @@ def results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_a_journal_written_by_one_session_is_read_by_the_next_and_by_no_one_else(live, alice, mallory):
-    diary = live(alice, SLUG)
+    diary, other = live(alice, SLUG), live(mallory, SLUG)
     rehearsal = diary.start("the rehearsal code is 41", purpose="eval")
-    diary.wait_for(rehearsal["sessionId"], "turn.completed")
-    hooks_done(diary.client, rehearsal["turnId"])
-    assert recall(diary.client) == {}  # eval sessions keep no journal
-
     first = diary.start("the door is blue\n/call recall {}", title="Door colour")
-    diary.wait_for(first["sessionId"], "turn.completed")
-    hooks_done(diary.client, first["turnId"])
+    for started in (rehearsal, first):
+        diary.wait_for(started["sessionId"], "turn.completed")
+        hooks_done(diary.client, started["turnId"])
     journal = recall(diary.client)[JOURNAL]
     assert journal.startswith("## ") and f" · {first['sessionId']} · Door colour\n" in journal
     assert "> the door is blue\n> /call recall {}" in journal and "> done: recall -> {}" in journal
-    assert "Tools: recall" in journal and "41" not in journal
+    assert "Tools: recall" in journal and "41" not in journal  # eval sessions keep no journal
+    assert recall(other.client) == {}
 
+    # Alice's next session finds the journal; Mallory's (another tenant, the same shared agent) does not.
     second = diary.start("/system")
+    theirs = other.start(f'/call Read {{"path": "{JOURNAL}"}}')
     [prompt] = [
         e["data"]["result"]
         for e in diary.wait_for(second["sessionId"], "turn.completed")
@@ -69,13 +69,9 @@ def test_a_journal_written_by_one_session_is_read_by_the_next_and_by_no_one_else
     )
     assert forged.status_code == 400 and "reserved" in forged.json()["message"]
 
-    # Mallory's tenant has a journal of its own for the same shared agent, and no share of alice's.
-    other = live(mallory, SLUG)
-    assert recall(other.client) == {}
-    theirs = other.start(f'/call Read {{"path": "{JOURNAL}"}}')
     [missing] = results(other.wait_for(theirs["sessionId"], "turn.completed"))
     assert missing["isError"] and missing["output"] == {"error": f"not found: {JOURNAL}"}
     hooks_done(other.client, theirs["turnId"])
-    own = recall(other.client)[JOURNAL]
+    own = recall(other.client)[JOURNAL]  # Mallory's tenant keeps a journal of its own
     assert theirs["sessionId"] in own and first["sessionId"] not in own and "door" not in own
     assert "the door is blue" in recall(diary.client)[JOURNAL]
