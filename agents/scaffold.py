@@ -40,6 +40,13 @@ def on_turn_completed(event: dict, ctx: HookContext) -> None:
 
 hook = define_hook(events={{"turn.completed": on_turn_completed}})
 """,
+    # Memory across sessions (docs/memory.md): delete this file to opt out.
+    "agent/hooks/memory.py": """\
+from agents.sdk.memory import memory_hook
+
+# A journal of each live session's turns, shown read-only as memory/ in new sessions.
+hook = memory_hook()
+""",
     "evals/evals.config.py": """\
 from agents.sdk import define_evals_config
 

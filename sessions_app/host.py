@@ -31,6 +31,7 @@ from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.runtime.mcp.connections import McpConnections
 from agents.sdk import SessionInfo
+from agents.sdk.memory import MEMORY_DIR
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
 from sessions_app.triggers.github_progress import github_client_for
 from sessions_app.triggers.reminders import SessionReminders
@@ -141,6 +142,30 @@ class DatabaseFileStore:
         return [StoreEntry(path, size, etag) for path, size, etag in await in_thread(lambda: builtins.list(rows))()]
 
 
+# What a new workspace's memory/ may hold at most; files past it (by path order) are left out.
+MEMORY_MAX_BYTES = 8 * 1024 * 1024
+
+
+def memory_files(tenant_id: int, agent_id: int) -> dict[str, bytes]:
+    """The agent's deployment-scoped files under ``memory/`` in this tenant, as workspace
+    paths (``{"memory/journal.md": b"..."}``), for a new session workspace (``agents.sdk.memory``)."""
+    rows = (
+        StoredFile.objects.filter(
+            tenant_id=tenant_id, agent_id=agent_id, session_id=None, path__startswith=f"/{MEMORY_DIR}/"
+        )
+        .order_by("path")
+        .values_list("path", "size", "content")
+    )
+    found: dict[str, bytes] = {}
+    total = 0
+    for path, size, content in rows:
+        total += size
+        if total > MEMORY_MAX_BYTES:
+            break
+        found[path.lstrip("/")] = bytes(content)
+    return found
+
+
 class HostFiles:
     """``ctx.host.files``: session scope by default, ``scope="deployment"`` agent-wide."""
 
@@ -204,6 +229,7 @@ def session_info(session: Session) -> SessionInfo:
         purpose=session.purpose,
         dry_run=session.dry_run,
         channel=session.channel,
+        title=session.title,
     )
 
 

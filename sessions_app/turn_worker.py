@@ -38,9 +38,9 @@ from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_call
 from sessions_app.approvals import decisions_for, request_approvals
 from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
-from sessions_app.host import DatabaseFileStore, host_for, session_info
+from sessions_app.host import DatabaseFileStore, host_for, memory_files, session_info
 from sessions_app.logs import agent_log_tags
-from sessions_app.models import Event, Session, Turn, TurnStatus
+from sessions_app.models import Event, Session, SessionPurpose, Turn, TurnStatus
 from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
 from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop, turn_tenant
@@ -102,14 +102,19 @@ def _request(turn: Turn) -> TurnRequest:
         "deployment": DatabaseFileStore(session.tenant_id, session.agent_id, None),
     }
     host = host_for(session)
+    workspace = _workspace(session)
+    # A new workspace shows the agent's memory as it is now (later turns keep that copy);
+    # eval sessions get none, so a case's result does not drift as the journal grows.
+    fresh = not workspace.exists() and session.purpose != SessionPurpose.EVAL
     return TurnRequest(
         session=session_info(session),
         turn_id=turn.pk,
         message=turn.message,
         history=_history(session, turn),
         arms={a.experiment: a.arm for a in session.ab_assignments.all()},
-        workspace=_workspace(session),
+        workspace=workspace,
         attachments=dict(turn.attachments),
+        memory=memory_files(session.tenant_id, session.agent_id) if fresh else None,
         host=host,
         file_store_for=stores.__getitem__,
         channel=channel_info(session),

@@ -34,6 +34,7 @@ from agents.discovery.slots import (
 from agents.discovery.surface import FILE_TOOLS, AgentSurface, Entry, InstructionPart, SkillDoc
 from agents.runtime.fs.tools import FILE_TOOL_NAMES, WRITE_FILE_TOOLS, is_read_only
 from agents.runtime.outbound import OutboundPolicy, OutboundRefused
+from agents.sdk.memory import MEMORY_DIR
 
 T = TypeVar("T")
 
@@ -348,7 +349,11 @@ def _seeds(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
         if not path.resolve().is_relative_to(inside):
             walk.report(codes.IGNORED_FILE, path, "a seed that links outside the agent folder is not copied")
             continue
-        surface.seeds.setdefault(path.relative_to(workspace).as_posix(), path)
+        relative = path.relative_to(workspace).as_posix()
+        if relative.split("/")[0].casefold() == MEMORY_DIR:
+            walk.report(codes.IGNORED_FILE, path, "memory/ holds the agent's notes from earlier sessions; not copied")
+            continue
+        surface.seeds.setdefault(relative, path)
 
 
 def _subagents(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:

@@ -1,5 +1,5 @@
 """Prompt assembly: instructions (the agent's, then extension fragments), the
-skills catalog, the A/B arm instructions, and the workspace files."""
+skills catalog, the A/B arm instructions, the workspace files and the memory note."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from agents.discovery import AgentSurface, ExtensionInfo, extension_context
 from agents.sdk import ToolContext
+from agents.sdk.memory import MEMORY_DIR
 
 LOAD_SKILL_TOOL = "load_skill"
 
@@ -55,15 +56,26 @@ def workspace_note(files: Sequence[str]) -> str:
     return "Files in your workspace:\n" + "\n".join(f"- {path}" for path in sorted(files))
 
 
+def memory_note(surface: AgentSurface, files: Sequence[str]) -> str:
+    """One sentence naming the agent's notes from earlier sessions, where its file tools see them."""
+    notes = sorted(path for path in files if path.startswith(f"{MEMORY_DIR}/"))
+    if not notes:
+        return ""
+    rooted = surface.config.root is not None  # file tools see the root, where memory/ is /memory
+    where, shown = (f"/{MEMORY_DIR}", [f"/{path}" for path in notes]) if rooted else (f"{MEMORY_DIR}/", notes)
+    return f"{where} holds notes from earlier sessions (read-only): {', '.join(shown)}."
+
+
 def system_prompt(
     surface: AgentSurface, instructions: str, arms: Mapping[str, str], workspace_files: Sequence[str]
 ) -> str:
     """The system prompt: ``instructions`` (rendered once per turn by ``instructions_text``),
-    then the skills catalog, the arms' instructions and the workspace's files."""
+    then the skills catalog, the arms' instructions, the workspace's files and its memory."""
     sections = [
         instructions,
         skills_catalog(surface),
         arm_instructions(surface, arms),
         workspace_note(workspace_files),
+        memory_note(surface, workspace_files),
     ]
     return "\n\n".join(section for section in sections if section)

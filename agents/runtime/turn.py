@@ -59,7 +59,7 @@ from agents.runtime.tool_calls import (
     schema_arguments,
     validate_arguments,
 )
-from agents.runtime.workspace import prepare_workspace
+from agents.runtime.workspace import prepare_workspace, with_memory
 from agents.sdk import ChannelInfo, ResultContext, SessionInfo, Signal, ToolContext
 from agents.sdk._context import Artifacts, Host
 
@@ -79,6 +79,9 @@ class TurnRequest:
     # and the files sent with the message, to write into it.
     workspace: Path | None = None
     attachments: dict[str, str] = field(default_factory=dict)
+    # The agent's memory/ files to show in a new workspace (``prepare_workspace``); None
+    # leaves the workspace's memory/ as it is.
+    memory: dict[str, bytes] | None = None
     host: Host | None = None
     artifacts: Artifacts | None = None
     secrets: dict[str, str] = field(default_factory=dict)
@@ -222,7 +225,7 @@ async def prepare_turn(surface: AgentSurface, request: TurnRequest, ctx: ToolCon
     files: list[str] = []
     if request.workspace is not None:
         files = await asyncio.to_thread(
-            prepare_workspace, request.workspace, surface, instructions, request.attachments
+            prepare_workspace, request.workspace, surface, instructions, request.attachments, request.memory
         )
     return PreparedTurn(instructions, files)
 
@@ -389,7 +392,7 @@ class _Run:
             base = build_filesystem(
                 spec, workspace_dir=self.request.workspace, file_store_for=self.request.file_store_for
             )
-            self.scratch = with_turn_scratch(base)
+            self.scratch = with_turn_scratch(with_memory(base, self.request.workspace))
         return self.scratch.fs
 
     def drop_scratch(self) -> None:

@@ -129,6 +129,7 @@ class SessionInfo:
     purpose: str = "live"
     dry_run: bool = False
     channel: str = "http"
+    title: str = ""
 
 
 @dataclass(frozen=True, eq=False)

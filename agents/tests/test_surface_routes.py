@@ -137,7 +137,8 @@ def test_init_scaffolds_an_agent_that_validates_cleanly(tmp_path):
     assert "helpdesk: ok (0 error(s), 0 warning(s))" in out.getvalue()
     info = json.loads(_info_json_for(tmp_path / "helpdesk"))
     assert [t["name"] for t in info["tools"]] == ["word_count"]
-    assert [h["name"] for h in info["hooks"]] == ["log_turns"]
+    assert [h["name"] for h in info["hooks"]] == ["log_turns", "memory"]  # memory: docs/memory.md
+    assert (tmp_path / "helpdesk/agent/hooks/memory.py").read_text().count("hook = memory_hook()") == 1
     assert [c["id"] for c in info["evals"]["cases"]] == ["smoke"]
 
 

@@ -20,6 +20,8 @@ RESERVED = [
     ".skills",
     ".SKILLS/x.md",
     "a/../AGENTS.md",
+    "memory/journal.md",
+    "./memory/notes.md",
 ]
 
 

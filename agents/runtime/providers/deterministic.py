@@ -8,6 +8,7 @@ It reads the last user message line by line:
 - ``/sleep SECONDS`` waits (cancellable);
 - ``/stream N`` streams N short deltas;
 - ``/subagent ID message`` delegates to subagent ID (a call of its tool);
+- ``/system`` answers with the system prompt it was given (for tests of the prompt);
 - any other line is echoed back as ``echo: <text>``.
 
 After tool results it answers ``done: TOOL -> <result json>`` for each call.
@@ -96,6 +97,8 @@ class DeterministicModel:
                 raise ModelStepFailed(rest.strip() or "the test model was asked to fail")
             elif command == "/sleep":
                 await asyncio.sleep(float(rest.strip() or 0))
+            elif command == "/system":
+                echoed.append(request.system)
             elif command == "/stream":
                 count = min(int(rest.strip() or 0), MAX_STREAM_DELTAS)
                 for n in range(count):

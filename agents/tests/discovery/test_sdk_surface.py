@@ -90,12 +90,15 @@ def test_the_sdk_exports_exactly_the_frozen_surface():
     assert agents.sdk.__all__ == PUBLIC_SURFACE
 
 
-# Public submodules, imported as ``agents.sdk.<name>`` (documented in docs/evals.md).
-PUBLIC_SUBMODULES = {"evals"}
+# Public submodules, imported as ``agents.sdk.<name>`` (documented in docs/evals.md, docs/memory.md).
+PUBLIC_SUBMODULES = {"evals", "memory"}
 
 
 def test_every_other_name_in_the_sdk_package_is_private():
     import agents.sdk.evals
+    import agents.sdk.memory
+
+    assert agents.sdk.memory.__all__ == ["memory_hook"]
 
     public = [name for name in vars(agents.sdk) if not name.startswith("_") and name not in PUBLIC_SUBMODULES]
     assert sorted(public) == sorted(PUBLIC_SURFACE)
@@ -107,7 +110,11 @@ def test_every_exported_name_exists():
 
 def test_importing_the_sdk_and_discovery_does_not_import_django():
     completed = subprocess.run(
-        [sys.executable, "-c", "import sys, agents.sdk, agents.discovery; assert 'django' not in sys.modules"],
+        [
+            sys.executable,
+            "-c",
+            "import sys, agents.sdk, agents.sdk.memory, agents.discovery; assert 'django' not in sys.modules",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

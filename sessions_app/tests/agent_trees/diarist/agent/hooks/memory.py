@@ -1,0 +1,3 @@
+from agents.sdk.memory import memory_hook
+
+hook = memory_hook()
