@@ -41,6 +41,7 @@ from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
 from sessions_app.host import DatabaseFileStore, host_for, session_info
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session, Turn, TurnStatus
+from sessions_app.records.artifacts import SessionArtifacts
 from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
 from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop, turn_tenant
@@ -110,6 +111,7 @@ def _request(turn: Turn) -> TurnRequest:
         workspace=_workspace(session),
         attachments=dict(turn.attachments),
         host=host_for(session),
+        artifacts=SessionArtifacts(session, turn.pk),
         file_store_for=stores.__getitem__,
         channel=channel_info(session),
     )
