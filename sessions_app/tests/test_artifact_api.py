@@ -58,9 +58,7 @@ def test_the_list_filters_by_session_and_limit(alice, client_for, weather):
     mine = make_artifact(first)
     make_artifact(second)
     client = client_for(alice)
-    assert [r["id"] for r in client.get(f"/weather/v1/artifacts?sessionId={first.pk}").json()["artifacts"]] == [
-        mine.pk
-    ]
+    assert [r["id"] for r in client.get(f"/weather/v1/artifacts?sessionId={first.pk}").json()["artifacts"]] == [mine.pk]
     assert len(client.get("/weather/v1/artifacts?limit=1").json()["artifacts"]) == 1
 
 
