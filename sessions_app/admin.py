@@ -241,7 +241,7 @@ class ArtifactAdmin(ReadOnlyAdmin):
     """What agents tagged (``ctx.artifacts.tag``, ``tag_artifact``): read-only, since an agent
     writes them and their retention removes them; the bytes download as an attachment."""
 
-    tenant_path = "session__tenant"
+    tenant_path = "tenant"
     list_display = ["id", "name", "kind", "content_type", "size", "session", "updated_at", "expires_at", "download"]
     list_filter = ["kind", "content_type"]
     search_fields = ["id", "name", "session__id"]

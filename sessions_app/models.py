@@ -233,7 +233,12 @@ class Artifact(models.Model):
     (a ``StoredFile`` of scope ``artifact``)."""
 
     id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "art"), editable=False)
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="artifacts")
+    # Whose it is, kept on the row: an artifact outlives its session (retention removes
+    # ended sessions; artifacts follow their own retention), and stays its owner's.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
+    principal = models.ForeignKey(Principal, on_delete=models.PROTECT, related_name="+")
+    session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="artifacts")
     turn = models.ForeignKey(Turn, on_delete=models.SET_NULL, null=True, blank=True, related_name="artifacts")
     kind = models.CharField(max_length=100)
     name = models.CharField(max_length=255)
@@ -251,11 +256,19 @@ class Artifact(models.Model):
         constraints = [models.UniqueConstraint(fields=["session", "kind", "name"], name="artifact_one_per_name")]
         indexes = [
             models.Index(fields=["session", "-updated_at"], name="artifact_by_session"),
+            models.Index(fields=["agent", "principal", "-updated_at"], name="artifact_by_owner"),
             models.Index(fields=["expires_at"], name="artifact_by_expiry"),
         ]
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.name}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The owner is the session's, copied when the artifact is made.
+        if self.session is not None and self.principal_id is None:
+            self.tenant_id, self.agent_id = self.session.tenant_id, self.session.agent_id
+            self.principal_id = self.session.principal_id
+        super().save(*args, **kwargs)
 
 
 class ABAssignment(models.Model):

@@ -1,6 +1,6 @@
 """Artifact routes under ``/<slug>/v1/``: the caller's artifacts, and their content.
 
-Ownership follows the session: an artifact is its session owner's. Another
+An artifact is its session owner's (kept on the row: it outlives its session). Another
 principal's artifact (same tenant or not) is 403 with no detail, an unknown or
 expired one 404, a malformed id 400. Content is always sent as an attachment with
 a file name made safe here, whatever name the agent gave it.
@@ -25,9 +25,9 @@ from rest_framework.response import Response
 from agent_platform.auth import caller
 from agent_platform.errors import ApiError
 from agents.api.base import AgentView
-from sessions_app.access import check_owner, owned_session, visible_sessions
+from sessions_app.access import NotSessionOwner, owned_session
 from sessions_app.api.base import ERROR, non_negative_int
-from sessions_app.models import Artifact, Session
+from sessions_app.models import Artifact
 from sessions_app.records.artifacts import MEDIA_TYPE, content_of
 
 ARTIFACT_ID = re.compile(r"art_[a-z2-7]{26}")
@@ -117,8 +117,9 @@ class ArtifactListView(AgentView):
         limit = non_negative_int(request, "limit", 50, MAX_ARTIFACTS_LISTED)
         if limit == 0:
             raise ApiError(400, "invalid", "limit must be a positive integer, not 0.")
-        sessions = visible_sessions(Session.objects.filter(agent=self.agent), user)
-        artifacts = _live(Artifact.objects.filter(session__in=sessions))
+        artifacts = _live(Artifact.objects.filter(agent=self.agent))
+        if not user.sees_all_sessions:
+            artifacts = artifacts.filter(principal=user.principal)
         session_ids = request.query_params.getlist("sessionId")
         if len(session_ids) > 1:
             raise ApiError(400, "invalid", "sessionId must be given once.")
@@ -161,12 +162,12 @@ class ArtifactContentView(AgentView):
         agent = self.agent
         if not ARTIFACT_ID.fullmatch(artifact_id):
             raise ApiError(400, "invalid", f"{artifact_id[:40]!r} is not an artifact id.")
-        artifact = (
-            _live(Artifact.objects.select_related("session")).filter(pk=artifact_id, session__agent=agent).first()
-        )
+        artifact = _live(Artifact.objects.filter(pk=artifact_id, agent=agent)).defer("content").first()
         if artifact is None:
             raise ApiError(404, "artifact_not_found", f"No artifact {artifact_id!r} on this agent.")
-        check_owner(artifact.session, caller(request))
+        user = caller(request)
+        if not (user.sees_all_sessions or artifact.principal_id == user.principal.pk):
+            raise NotSessionOwner("You do not own this artifact.")
         content = content_of(artifact)
         if content is None:
             raise ApiError(404, "artifact_not_found", f"Artifact {artifact_id!r} has no content.")

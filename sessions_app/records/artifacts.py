@@ -173,7 +173,10 @@ def content_of(artifact: Artifact) -> bytes | None:
     if not artifact.has_content:
         return None
     stored = StoredFile.objects.filter(artifact=artifact).values_list("content", flat=True).first()
-    return bytes(stored) if stored is not None else bytes(artifact.content)
+    if stored is not None:
+        return bytes(stored)
+    inline = Artifact.objects.filter(pk=artifact.pk).values_list("content", flat=True).first()
+    return bytes(inline) if inline is not None else None
 
 
 def delete_expired(now: datetime | None = None) -> int:

@@ -2,7 +2,8 @@
 ``tag_artifact`` model tool, ``commit`` and a hook; ``artifact.tagged`` events; update in
 place by (session, kind, name); an unknown kind or a path outside the workspace is an
 ``isError`` result and the turn goes on; content past the inline cap kept in the files
-store; the list's filters and order; another tenant refused; retention by the beat task."""
+store; the list's filters and order; another tenant refused; retention by the beat task;
+artifacts outliving their session."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from sessions_app.models import Artifact, FileScope, StoredFile
+from sessions_app.models import Artifact, FileScope, Session, StoredFile
 from sessions_app.tasks import prune_artifacts
 from sessions_app.tests.live import assert_gapless, types
 
@@ -120,3 +121,11 @@ def test_agents_tag_artifacts_people_list_and_download_them_and_retention_remove
     assert http.get(f"/archivist/v1/artifacts/{by_name['seed.md']['id']}/content").status_code == 404
     Artifact.objects.filter(pk=big.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert prune_artifacts() == 1 and not StoredFile.objects.filter(scope=FileScope.ARTIFACT).exists()
+
+    # Artifacts outlive their session (session retention removes ended sessions), still the owner's.
+    Session.objects.filter(pk=session_id).delete()
+    kept = http.get("/archivist/v1/artifacts").json()["artifacts"]
+    assert {a["name"] for a in kept} == {"q1.md", "answer.md", "last-reply.txt"}
+    assert {a["sessionId"] for a in kept} == {None}
+    assert http.get(f"/archivist/v1/artifacts/{q1['id']}/content").content == b"second!"
+    assert stranger.get(f"/archivist/v1/artifacts/{q1['id']}/content").status_code == 403
