@@ -3,20 +3,24 @@
 place by (session, kind, name); an unknown kind or a path outside the workspace is an
 ``isError`` result and the turn goes on; content past the inline cap kept in the files
 store; the list's filters and order; another tenant refused; retention by the beat task;
-artifacts outliving their session."""
+artifacts outliving their session; the triage example's digest kept by its commit."""
 
 from __future__ import annotations
 
 import json
 import time
 from datetime import datetime, timedelta
+from io import StringIO
 
 from django.conf import settings
+from django.core.management import call_command
 from django.utils import timezone
 
+from agents.registry import get_agent
 from sessions_app.models import Artifact, FileScope, Session, StoredFile
 from sessions_app.tasks import prune_artifacts
 from sessions_app.tests.live import assert_gapless, types
+from sessions_app.triggers.principals import service_principal
 
 BIG = 300_000  # past the default inline cap (256 KiB): kept in the files store
 
@@ -129,3 +133,17 @@ def test_agents_tag_artifacts_people_list_and_download_them_and_retention_remove
     assert {a["sessionId"] for a in kept} == {None}
     assert http.get(f"/archivist/v1/artifacts/{q1['id']}/content").content == b"second!"
     assert stranger.get(f"/archivist/v1/artifacts/{q1['id']}/content").status_code == 403
+
+    # The triage example's morning digest is kept by its commit (a scheduled run whose answer
+    # carries the digest heading; the test model echoes the message back).
+    digest = "Morning.\n# Triage digest\n#12 Login fails (auth): high, assigned\nSeverity: high"
+    out = StringIO()
+    call_command("agent", "dispatch", "triage", "--message", digest, "--wait", "--json", stdout=out)
+    [digest_session] = json.loads(out.getvalue())["sessionIds"]
+    triage = get_agent("triage")
+    owner = client_for(service_principal(triage, "schedule"))
+    [kept_digest] = owner.get("/triage/v1/artifacts?kind=digest").json()["artifacts"]
+    assert kept_digest["sessionId"] == digest_session and kept_digest["name"].startswith("digest-")
+    assert kept_digest["metadata"] == {"severity": "high"} and kept_digest["expiresAt"] is not None
+    content = owner.get(f"/triage/v1/artifacts/{kept_digest['id']}/content").content
+    assert b"# Triage digest" in content

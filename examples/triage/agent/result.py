@@ -32,12 +32,13 @@ def parse_severity(text: str) -> str:
     return severity
 
 
-DIGEST_HEADING = "# Triage digest"
+# The heading daily-digest.md asks the digest to carry, on a line of its own.
+_DIGEST_HEADING = re.compile(r"^#\s+Triage digest\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 def is_digest(ctx: ResultContext) -> bool:
-    """The answer of a scheduled run that starts with the digest's heading (daily-digest.md asks for it)."""
-    return ctx.session.channel == "schedule" and ctx.text.lstrip().startswith(DIGEST_HEADING)
+    """The answer of a scheduled run that carries the digest's heading."""
+    return ctx.session.channel == "schedule" and _DIGEST_HEADING.search(ctx.text) is not None
 
 
 async def commit(ctx: ResultContext) -> None:
