@@ -52,7 +52,8 @@ export async function loadArtifacts() {
           el("td", { text: a.name }),
           el("td", {}, el("code", { text: a.kind })),
           el("td", { text: `${a.contentType}, ${size(a.size)}` }),
-          el("td", {}, el("button", { type: "button", class: "link", "aria-label": `Open ${a.sessionId}`, onclick: () => openInChat(a.sessionId) }, a.sessionId)),
+          // An artifact outlives its session: once the session is gone there is nothing to open.
+          el("td", {}, a.sessionId ? el("button", { type: "button", class: "link", "aria-label": `Open ${a.sessionId}`, onclick: () => openInChat(a.sessionId) }, a.sessionId) : el("span", { class: "muted", text: "session removed" })),
           el("td", { text: new Date(a.updatedAt).toLocaleString() }),
           el("td", { text: a.expiresAt ? new Date(a.expiresAt).toLocaleDateString() : "kept" }),
           el("td", {}, a.size ? el("button", { type: "button", "aria-label": `Download ${a.name}`, onclick: () => download(a) }, "Download") : null),
