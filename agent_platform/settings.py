@@ -333,6 +333,10 @@ PLATFORM = {
     "WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS": env_float(
         "PLATFORM_WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS", 30.0, minimum=0.0, maximum=3600.0
     ),
+    # Artifact content up to this many bytes is kept in its Postgres row; larger content in
+    # the files store. ARTIFACT_MAX_BYTES is the most one artifact may hold (a tag over it fails).
+    "ARTIFACT_INLINE_BYTES": env_int("PLATFORM_ARTIFACT_INLINE_BYTES", 262_144, minimum=0),
+    "ARTIFACT_MAX_BYTES": env_int("PLATFORM_ARTIFACT_MAX_BYTES", 26_214_400, minimum=1),
 }
 
 
@@ -447,6 +451,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "sessions_app.tasks.sweep_eval_runs",
         "schedule": 10.0,
         "options": {"expires": 10, "queue": _MAINTENANCE_QUEUE},
+    },
+    # Artifacts past their retention (sessions_app.records.artifacts).
+    "prune-artifacts": {
+        "task": "sessions_app.tasks.prune_artifacts",
+        "schedule": 3600.0,
+        "options": {"expires": 3600, "queue": _MAINTENANCE_QUEUE},
     },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",

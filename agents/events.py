@@ -98,6 +98,11 @@ def action_result(
     return data
 
 
+def artifact_tagged(artifact_id: str, kind: str, name: str, content_type: str, size: int) -> dict[str, Any]:
+    """``artifact.tagged {artifactId, kind, name, contentType, size}`` (also for an update in place)."""
+    return {"artifactId": artifact_id, "kind": kind, "name": name, "contentType": content_type, "size": size}
+
+
 # --- the record ----------------------------------------------------------------------------
 
 

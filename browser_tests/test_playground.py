@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from pathlib import Path
 
 from playwright.sync_api import expect
 
@@ -135,6 +136,24 @@ def test_a_past_session_replays_from_the_start(page, web_server, screenshot):
     assert f"session={session_id}" in page.url
     page.reload()
     expect(page.locator(".bubble.agent .text")).to_have_text("echo: from a script")
+
+
+def test_the_artifacts_tab_lists_what_the_agent_tagged_and_downloads_it(page, screenshot):
+    open_playground(page, "archivist")
+    send(page, '/call write_report {"title": "q1", "body": "# Q1 report"}')
+    expect(page.locator(".turn-end.ok")).to_be_visible()
+    page.get_by_role("tab", name="Artifacts").click()
+    page.get_by_label("Kind").fill("report")
+    page.get_by_role("button", name="Refresh").last.click()
+    rows = page.locator("#artifact-rows tr[data-artifact]")
+    expect(rows).to_have_count(2)  # q1.md from the tool, answer.md from commit
+    expect(page.locator("#artifact-rows")).to_contain_text("q1.md")
+    assert_controls_labelled(page)
+    screenshot(page, "artifacts-tab")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download q1.md").click()
+    assert download.value.suggested_filename == "q1.md"
+    assert Path(download.value.path()).read_bytes() == b"# Q1 report"
 
 
 def test_an_uploaded_trace_is_rendered(page, tmp_path, screenshot):

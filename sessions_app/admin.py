@@ -38,6 +38,7 @@ from sessions_app.models import (
     WebhookDelivery,
     WebhookSubscription,
 )
+from sessions_app.records.artifacts import content_of
 from sessions_app.services import SessionError
 
 # The session page shows this many of the latest events; the event list has them all.
@@ -236,13 +237,16 @@ def download_content_type(content_type: str) -> str:
 
 
 @admin.register(Artifact)
-class ArtifactAdmin(TenantScopedAdmin):
-    tenant_path = "session__tenant"
-    list_display = ["id", "name", "kind", "content_type", "size", "session", "created_at", "expires_at", "download"]
+class ArtifactAdmin(ReadOnlyAdmin):
+    """What agents tagged (``ctx.artifacts.tag``, ``tag_artifact``): read-only, since an agent
+    writes them and their retention removes them; the bytes download as an attachment."""
+
+    tenant_path = "tenant"
+    list_display = ["id", "name", "kind", "content_type", "size", "session", "updated_at", "expires_at", "download"]
     list_filter = ["kind", "content_type"]
     search_fields = ["id", "name", "session__id"]
     exclude = ["content"]
-    readonly_fields = ["id", "size", "created_at", "download"]
+    readonly_fields = ["id", "size", "created_at", "updated_at", "download"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         # Lists and pages never need the bytes; the download view loads them.
@@ -257,7 +261,7 @@ class ArtifactAdmin(TenantScopedAdmin):
 
     @admin.display(description="File")
     def download(self, obj: Artifact) -> str:
-        if obj.pk is None or obj._state.adding:
+        if obj.pk is None or obj._state.adding or not obj.has_content:
             return "-"
         url = reverse("admin:sessions_app_artifact_download", args=[quote(obj.pk)])
         return format_html('<a href="{}" download>Download</a>', url)
@@ -267,7 +271,10 @@ class ArtifactAdmin(TenantScopedAdmin):
         artifact = self.get_object(request, unquote(object_id))
         if artifact is None or not self.has_view_permission(request, artifact):
             raise Http404("No such artifact.")
-        response = HttpResponse(bytes(artifact.content), content_type=download_content_type(artifact.content_type))
+        content = content_of(artifact)
+        if content is None:
+            raise Http404("This artifact has no content.")
+        response = HttpResponse(content, content_type=download_content_type(artifact.content_type))
         response["Content-Disposition"] = content_disposition_header(True, download_filename(artifact.name))
         # Never rendered in our origin, whatever the bytes claim to be.
         response["Content-Security-Policy"] = "sandbox"

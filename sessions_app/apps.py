@@ -10,4 +10,7 @@ class SessionsAppConfig(AppConfig):
     def ready(self) -> None:
         # Register the Celery tasks in every process (not only in workers, where Celery
         # imports them itself): the core sends them by name through the app's registry.
-        from sessions_app import tasks  # noqa: F401
+        from sessions_app import dispatch, tasks  # noqa: F401
+        from sessions_app.records.artifacts import SessionArtifacts
+
+        dispatch.artifacts_for = SessionArtifacts

@@ -35,6 +35,7 @@ from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.host import host_for, host_for_agent, session_info
 from sessions_app.models import Session
+from sessions_app.records.artifacts import SessionArtifacts
 from sessions_app.scheduling import ACTIVE_TURNS
 from sessions_app.services import SessionBusy
 
@@ -130,7 +131,10 @@ def call_directly(
         info = session_info(session) if session is not None else SessionInfo(id="", agent=agent.slug)
         host = host_for(session) if session is not None else host_for_agent(principal.tenant_id, agent)
         channel = channel_info(session) if session is not None else None
-        ctx = ToolContext(session=info, host=host, call_id=call_id, channel=channel, extension=extension)
+        artifacts = SessionArtifacts(session) if session is not None else None
+        ctx = ToolContext(
+            session=info, host=host, artifacts=artifacts, call_id=call_id, channel=channel, extension=extension
+        )
         result = async_to_sync(run_server_tool)(tool, arguments, ctx)
     if session is not None:
         data = events.action_result(call_id, tool.name, result.output, is_error=result.is_error, stubbed=result.stubbed)

@@ -42,7 +42,7 @@ import hashlib
 import inspect
 import logging
 import threading
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -59,6 +59,7 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 from agents.discovery import AgentSurface, ExtensionInfo
 from agents.registry import subscribed_event_types, surface_for
 from agents.sdk import HookContext
+from agents.sdk._context import Artifacts
 from sessions_app.channel_state import channel_info, channel_session, save_channel_session
 from sessions_app.host import host_for, session_info
 from sessions_app.logs import agent_log_tags
@@ -209,9 +210,22 @@ def _has_undispatched(session_id: str) -> bool:
     return Session.objects.filter(pk=session_id, dispatched_index__lt=F("next_event_index") - 1).exists()
 
 
+# ctx.artifacts of hooks and channel handlers: ``records.artifacts.SessionArtifacts``, set by
+# the app's ready(). Tagging appends to the event log, and the log imports this module.
+artifacts_for: Callable[[Session, str | None], Artifacts] | None = None
+
+
+def _artifacts(session: Session, turn_id: str | None) -> Artifacts | None:
+    return artifacts_for(session, turn_id) if artifacts_for is not None else None
+
+
 def _context(session: Session) -> HookContext:
     return HookContext(
-        session=session_info(session), agent=session.agent.slug, channel=channel_info(session), host=host_for(session)
+        session=session_info(session),
+        agent=session.agent.slug,
+        channel=channel_info(session),
+        host=host_for(session),
+        artifacts=_artifacts(session, None),
     )
 
 
@@ -228,6 +242,8 @@ def _deliver(targets: list[Subscriber], context: HookContext, session: Session, 
                 session=replace(context.session),
                 channel=channel_info(session),
                 extension=target.mount.context() if target.mount is not None else None,
+                # A tag made while handling an event belongs to that event's turn.
+                artifacts=_artifacts(session, event.get("turnId")),
             )
             if target.kind == "channel":
                 channel, loaded = channel_session(session, target.name)

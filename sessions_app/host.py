@@ -83,8 +83,9 @@ class DatabaseFileStore:
     """
 
     def __init__(self, tenant_id: int, agent_id: int, session_id: str | None) -> None:
-        self._owner = {"tenant_id": tenant_id, "agent_id": agent_id, "session_id": session_id}
-        self._scope = FileScope.SESSION if session_id else FileScope.DEPLOYMENT
+        scope = FileScope.SESSION if session_id else FileScope.DEPLOYMENT
+        # The scope too: deployment files and artifact contents both have no session.
+        self._owner = {"tenant_id": tenant_id, "agent_id": agent_id, "session_id": session_id, "scope": scope}
 
     @property
     def _rows(self) -> QuerySet[StoredFile]:
@@ -120,7 +121,7 @@ class DatabaseFileStore:
                 if etag is not None and (row is None or row.etag != etag):
                     raise WriteFailedError(path)
                 if row is None:
-                    StoredFile.objects.create(path=path, scope=self._scope, **self._owner, **fields)
+                    StoredFile.objects.create(path=path, **self._owner, **fields)
                 else:
                     self._rows.filter(pk=row.pk).update(**fields)
         except IntegrityError:  # created by a concurrent writer between our read and insert

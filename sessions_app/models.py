@@ -226,29 +226,49 @@ class Approval(models.Model):
 
 
 class Artifact(models.Model):
-    """A file a turn tagged for people to keep (a report, a patch, an image)."""
+    """A file an agent tagged for people to keep (a report, a patch, a digest):
+    ``ctx.artifacts.tag`` and the ``tag_artifact`` tool (``sessions_app.records.artifacts``).
+    One per ``(session, kind, name)``: tagging it again updates it in place. Content up to
+    ``PLATFORM["ARTIFACT_INLINE_BYTES"]`` is kept here; larger content in the files store
+    (a ``StoredFile`` of scope ``artifact``)."""
 
     id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "art"), editable=False)
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="artifacts")
+    # Whose it is, kept on the row: an artifact outlives its session (retention removes
+    # ended sessions; artifacts follow their own retention), and stays its owner's.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
+    principal = models.ForeignKey(Principal, on_delete=models.PROTECT, related_name="+")
+    session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="artifacts")
     turn = models.ForeignKey(Turn, on_delete=models.SET_NULL, null=True, blank=True, related_name="artifacts")
     kind = models.CharField(max_length=100)
     name = models.CharField(max_length=255)
     content_type = models.CharField(max_length=200, default="application/octet-stream")
     size = models.PositiveBigIntegerField(default=0)
-    content = models.BinaryField()
+    has_content = models.BooleanField(default=True, help_text="False for a tag without content.")
+    content = models.BinaryField(blank=True, default=b"", help_text="Empty when the content is in the files store.")
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Removed by the retention task after this.")
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["-updated_at"]
+        constraints = [models.UniqueConstraint(fields=["session", "kind", "name"], name="artifact_one_per_name")]
         indexes = [
-            models.Index(fields=["session", "-created_at"], name="artifact_by_session"),
+            models.Index(fields=["session", "-updated_at"], name="artifact_by_session"),
+            models.Index(fields=["agent", "principal", "-updated_at"], name="artifact_by_owner"),
             models.Index(fields=["expires_at"], name="artifact_by_expiry"),
         ]
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.name}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The owner is the session's, copied when the artifact is made.
+        if self.session is not None and self.principal_id is None:
+            self.tenant_id, self.agent_id = self.session.tenant_id, self.session.agent_id
+            self.principal_id = self.session.principal_id
+        super().save(*args, **kwargs)
 
 
 class ABAssignment(models.Model):
@@ -334,6 +354,7 @@ class KVEntry(models.Model):
 class FileScope(models.TextChoices):
     SESSION = "session", "Session"
     DEPLOYMENT = "deployment", "Deployment (agent-wide)"
+    ARTIFACT = "artifact", "Artifact content (beyond the inline cap)"
 
 
 class StoredFile(models.Model):
@@ -343,6 +364,10 @@ class StoredFile(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="files")
+    # Scope "artifact": the content of this artifact, removed with it; never seen by ctx.host.files.
+    artifact = models.OneToOneField(
+        Artifact, on_delete=models.CASCADE, null=True, blank=True, related_name="stored_content"
+    )
     scope = models.CharField(max_length=12, choices=FileScope.choices, default=FileScope.SESSION)
     path = models.CharField(max_length=1000)
     content = models.BinaryField()
@@ -355,8 +380,9 @@ class StoredFile(models.Model):
         ordering = ["path"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(scope=FileScope.SESSION, session__isnull=False)
-                | Q(scope=FileScope.DEPLOYMENT, session__isnull=True),
+                condition=Q(scope=FileScope.SESSION, session__isnull=False, artifact__isnull=True)
+                | Q(scope=FileScope.DEPLOYMENT, session__isnull=True, artifact__isnull=True)
+                | Q(scope=FileScope.ARTIFACT, session__isnull=True, artifact__isnull=False),
                 name="file_scope_matches_session",
             ),
             models.UniqueConstraint(
@@ -366,7 +392,7 @@ class StoredFile(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["tenant", "agent", "path"],
-                condition=Q(session__isnull=True),
+                condition=Q(scope=FileScope.DEPLOYMENT),
                 name="file_unique_path_in_deployment",
             ),
         ]

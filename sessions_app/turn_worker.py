@@ -41,6 +41,7 @@ from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
 from sessions_app.host import DatabaseFileStore, host_for, memory_files, session_info
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session, SessionPurpose, Turn, TurnStatus
+from sessions_app.records.artifacts import SessionArtifacts
 from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
 from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop, turn_tenant
@@ -116,6 +117,7 @@ def _request(turn: Turn) -> TurnRequest:
         attachments=dict(turn.attachments),
         memory=memory_files(session.tenant_id, session.agent_id) if fresh else None,
         host=host,
+        artifacts=SessionArtifacts(session, turn.pk),
         file_store_for=stores.__getitem__,
         channel=channel_info(session),
         mcp=host.mcp,

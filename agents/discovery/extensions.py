@@ -266,7 +266,13 @@ def _merge_artifacts(contribution: AgentSurface, namespace: str, surface: AgentS
     if contribution.artifacts is not None:
         kinds = {_prefixed(namespace, kind): text for kind, text in contribution.artifacts.kinds.items()}
         base = surface.artifacts or sdk.ArtifactsConfig(kinds={})
-        surface.artifacts = sdk.ArtifactsConfig({**base.kinds, **kinds}, base.tag_artifact, base.retention)
+        retention = base.retention
+        if contribution.artifacts.retention is not None:  # each kind keeps what its own artifacts.py said
+            own = contribution.artifacts
+            per_kind = {kind: base.retention_of(kind) for kind in base.kinds}
+            per_kind |= {_prefixed(namespace, kind): own.retention_of(kind) for kind in own.kinds}
+            retention = {kind: value for kind, value in per_kind.items() if value is not None}
+        surface.artifacts = sdk.ArtifactsConfig({**base.kinds, **kinds}, base.tag_artifact, retention)
         info.contributed["artifactKinds"] = list(kinds)
 
 

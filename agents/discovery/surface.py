@@ -170,7 +170,7 @@ class AgentSurface:
             else {
                 "kinds": dict(self.artifacts.kinds),
                 "tagArtifact": self.artifacts.tag_artifact,
-                "retentionSeconds": int(self.artifacts.retention.total_seconds()) if self.artifacts.retention else None,
+                "retentionSeconds": _retention_seconds(self.artifacts.retention),
             },
             "result": self.result is not None,
             "storage": {"kv": self.storage.kv, "files": self.storage.files} if self.storage else None,
@@ -207,6 +207,13 @@ class AgentSurface:
             },
             "diagnostics": [d.as_dict() for d in self.all_diagnostics()],
         }
+
+
+def _retention_seconds(retention: Any) -> int | dict[str, int] | None:
+    """``artifacts.retentionSeconds`` of ``/v1/info``: one number, one per kind, or None (kept)."""
+    if isinstance(retention, Mapping):
+        return {kind: int(value.total_seconds()) for kind, value in retention.items()}
+    return int(retention.total_seconds()) if retention is not None else None
 
 
 def _schedule_info(name: str, entry: Entry[sdk.Schedule]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from agents import events
 from agents.discovery import AgentSurface, ExtensionInfo, extension_context
 from agents.events import INTERRUPTED, EventType
+from agents.runtime.artifact_tool import TAG_ARTIFACT_TOOL, run_tag_artifact, tag_artifact_spec
 from agents.runtime.conversation import message_from_dict, message_to_dict, new_call_id, usage_from_dict
 from agents.runtime.emitter import EventSink, TurnEmitter
 from agents.runtime.fs.base import FileSystem, FileSystemError
@@ -168,12 +169,20 @@ def file_tool_names(surface: AgentSurface) -> list[str]:
     return [name for name in names if not (is_read_only(root) and name in WRITE_FILE_TOOLS)]
 
 
+def _offers_tag_artifact(surface: AgentSurface) -> bool:
+    # An authored tool of the same name wins (it is the agent's own choice).
+    return surface.artifacts is not None and surface.artifacts.tag_artifact and TAG_ARTIFACT_TOOL not in surface.tools
+
+
 def tool_specs(surface: AgentSurface) -> tuple[ToolSpec, ...]:
     """The tools offered to the model: the agent's tools, its subagents, the skill
     loader and, with a root, the file tools."""
     specs = [ToolSpec(name, e.value.description, e.value.input_schema) for name, e in surface.tools.items()]
     specs += [ToolSpec(name, *FILE_TOOL_SPECS[name]) for name in file_tool_names(surface)]
     specs += [subagent_spec(name, child) for name, child in surface.subagents.items()]
+    if _offers_tag_artifact(surface):
+        assert surface.artifacts is not None
+        specs.append(tag_artifact_spec(surface.artifacts))
     if surface.skills:
         specs.append(
             ToolSpec(
@@ -421,6 +430,8 @@ class _Run:
                 return arguments
             skill = self.surface.skills.get(arguments["name"])
             return CallResult(skill.value.body) if skill else error(f"no skill {arguments['name']!r}; see the catalog")
+        if call.name == TAG_ARTIFACT_TOOL and _offers_tag_artifact(self.surface):
+            return await self._tag_artifact(call)
         entry = self.surface.tools.get(call.name)
         if entry is None:
             mcp_tools = await self.mcp_tools()
@@ -449,6 +460,14 @@ class _Run:
         if self.request.session.dry_run and tool.effect == "write":
             return CallResult({"stubbed": True, "toolName": call.name, "args": call.arguments}, stubbed=True)
         return await self.mcp.call_model_tool(tool, call.arguments)
+
+    async def _tag_artifact(self, call: ToolCall) -> CallResult:
+        assert self.surface.artifacts is not None
+        if self.request.session.dry_run:  # it writes: stubbed like every write in a dry run
+            return CallResult({"stubbed": True, "toolName": call.name, "args": call.arguments}, stubbed=True)
+        root = self.filesystem if self.surface.config.root is not None else None
+        ctx = dataclasses.replace(self.ctx, call_id=call.call_id)
+        return await run_tag_artifact(self.surface.artifacts, call.arguments, ctx, root)
 
     async def _run_subagent(self, call: ToolCall) -> CallResult | ParkedSubagent:
         message = str((call.arguments or {}).get("message", ""))

@@ -39,9 +39,24 @@ class Files(Protocol):
 
 
 class Artifacts(Protocol):
-    """``ctx.artifacts``: keep a file for people to see."""
+    """``ctx.artifacts``: keep a file for people to see (``GET /v1/artifacts``).
 
-    async def tag(self, name: str, content: bytes | str, *, kind: str, content_type: str | None = None) -> str: ...
+    ``await tag(name, content, kind=..., content_type=None, metadata=None)`` stores it under
+    the current session (and turn) and returns its ``art_...`` id; tagging the same
+    ``(kind, name)`` again in the session updates that artifact. ``content`` may be
+    ``None`` (a tag with metadata only). Raises ``ValueError`` for a kind ``artifacts.py``
+    does not declare, an empty or over-long name, a bad content type, metadata that is not a
+    JSON object, or content over the platform's size limit."""
+
+    async def tag(
+        self,
+        name: str,
+        content: bytes | str | None = None,
+        *,
+        kind: str,
+        content_type: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str: ...
 
 
 class Reminders(Protocol):

@@ -429,33 +429,59 @@ def define_ab_config(*, enabled: bool = True, exclude_purposes: Sequence[str] = 
 
 @dataclass(frozen=True)
 class ArtifactsConfig:
-    """``artifacts.py``: the kinds of artifact the agent keeps, and for how long."""
+    """``artifacts.py``: the kinds of artifact the agent keeps, and for how long
+    (``retention``: one duration for every kind, or one per kind; ``None``: kept)."""
 
     kinds: Mapping[str, str]
     tag_artifact: bool = False
-    retention: timedelta | None = None
+    retention: timedelta | Mapping[str, timedelta] | None = None
+
+    def retention_of(self, kind: str) -> timedelta | None:
+        """How long an artifact of ``kind`` is kept after its last update (None: for ever)."""
+        if isinstance(self.retention, Mapping):
+            return self.retention.get(kind)
+        return self.retention
+
+
+def _duration(value: timedelta | int, what: str) -> timedelta:
+    if isinstance(value, bool) or not isinstance(value, (int, timedelta)):
+        raise DefinitionError(f"{what} must be whole days or a timedelta, not {value!r}")
+    duration = timedelta(days=value) if isinstance(value, int) else value
+    if duration <= timedelta(0):
+        raise DefinitionError(f"{what} must be positive, not {value!r}")
+    return duration
 
 
 def define_artifacts(
     *,
     kinds: Mapping[str, str] | Sequence[str],
     tag_artifact: bool = False,
-    retention: timedelta | int | None = None,
+    retention: timedelta | int | Mapping[str, timedelta | int] | None = None,
 ) -> ArtifactsConfig:
     """Artifact kinds (``{kind: description}`` or a list), whether the model gets the
-    ``tag_artifact`` tool, and a retention (a timedelta or whole days).
+    ``tag_artifact`` tool, and a retention after the last update: whole days or a
+    timedelta, for every kind or per kind (``{"digest": 7}``; kinds left out are kept).
+
+    Example::
+
+        artifacts = define_artifacts(kinds={"report": "A Markdown report."}, tag_artifact=True, retention=30)
 
     Raises:
-        DefinitionError: for no kinds or a non-positive retention.
+        DefinitionError: for no kinds, a non-positive retention, or a retention for an
+            unknown kind.
     """
     kind_map = dict(kinds) if isinstance(kinds, Mapping) else {kind: "" for kind in kinds}
     if not kind_map:
         raise DefinitionError("define_artifacts needs at least one kind")
-    if isinstance(retention, int):
-        retention = timedelta(days=retention)
-    if retention is not None and retention <= timedelta(0):
-        raise DefinitionError(f"retention must be positive, not {retention!r}")
-    return ArtifactsConfig(kind_map, tag_artifact, retention)
+    kept: timedelta | dict[str, timedelta] | None = None
+    if isinstance(retention, Mapping):
+        unknown = sorted(set(retention) - set(kind_map))
+        if unknown:
+            raise DefinitionError(f"retention for unknown kinds {unknown!r}; the kinds are {sorted(kind_map)!r}")
+        kept = {kind: _duration(value, f"the retention of {kind!r}") for kind, value in retention.items()}
+    elif retention is not None:
+        kept = _duration(retention, "retention")
+    return ArtifactsConfig(kind_map, tag_artifact, kept)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Artifact routes under ``/<slug>/v1/``: the caller's artifacts, and their content.
 
-Ownership follows the session: an artifact is its session owner's. Another
+An artifact is its session owner's (kept on the row: it outlives its session). Another
 principal's artifact (same tenant or not) is 403 with no detail, an unknown or
 expired one 404, a malformed id 400. Content is always sent as an attachment with
 a file name made safe here, whatever name the agent gave it.
@@ -25,19 +25,18 @@ from rest_framework.response import Response
 from agent_platform.auth import caller
 from agent_platform.errors import ApiError
 from agents.api.base import AgentView
-from sessions_app.access import check_owner, owned_session, visible_sessions
-from sessions_app.api.base import ERROR, NON_NEGATIVE_INT, non_negative_int
-from sessions_app.models import Artifact, Session
+from sessions_app.access import NotSessionOwner, owned_session
+from sessions_app.api.base import ERROR, non_negative_int
+from sessions_app.models import Artifact
+from sessions_app.records.artifacts import MEDIA_TYPE, content_of
 
 ARTIFACT_ID = re.compile(r"art_[a-z2-7]{26}")
 SESSION_ID = re.compile(r"ses_[a-z2-7]{26}")
-# type/subtype with RFC 6838 characters and nothing after it: anything else is served as bytes.
-MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}")
 DEFAULT_FILE_NAME = "artifact"
 MAX_FILE_NAME_CHARS = 150
 
 ARTIFACT_FIELDS: dict[str, serializers.Field[Any, Any, Any, Any]] = {
-    "artifactId": serializers.CharField(),
+    "id": serializers.CharField(),
     "sessionId": serializers.CharField(),
     "turnId": serializers.CharField(allow_null=True),
     "kind": serializers.CharField(),
@@ -46,9 +45,12 @@ ARTIFACT_FIELDS: dict[str, serializers.Field[Any, Any, Any, Any]] = {
     "size": serializers.IntegerField(),
     "metadata": serializers.DictField(),
     "createdAt": serializers.DateTimeField(),
+    "updatedAt": serializers.DateTimeField(),
     "expiresAt": serializers.DateTimeField(allow_null=True),
 }
 MAX_ARTIFACTS_LISTED = 200
+KIND_MAX_CHARS = Artifact._meta.get_field("kind").max_length or 100
+POSITIVE_INT = {"type": "integer", "minimum": 1}
 
 
 def _iso(value: Any) -> str | None:
@@ -57,7 +59,7 @@ def _iso(value: Any) -> str | None:
 
 def artifact_record(artifact: Artifact) -> dict[str, Any]:
     return {
-        "artifactId": artifact.pk,
+        "id": artifact.pk,
         "sessionId": artifact.session_id,
         "turnId": artifact.turn_id,
         "kind": artifact.kind,
@@ -66,6 +68,7 @@ def artifact_record(artifact: Artifact) -> dict[str, Any]:
         "size": artifact.size,
         "metadata": artifact.metadata,
         "createdAt": _iso(artifact.created_at),
+        "updatedAt": _iso(artifact.updated_at),
         "expiresAt": _iso(artifact.expires_at),
     }
 
@@ -84,7 +87,8 @@ def safe_file_name(name: str) -> str:
 
 
 class ArtifactListView(AgentView):
-    """``GET /<slug>/v1/artifacts?sessionId=...``: the caller's artifacts on this agent, newest first."""
+    """``GET /<slug>/v1/artifacts?kind=&sessionId=&limit=``: the caller's artifacts on this
+    agent, the most recently updated first."""
 
     @extend_schema(
         operation_id="artifact_list",
@@ -94,8 +98,9 @@ class ArtifactListView(AgentView):
                 {"type": "string", "pattern": rf"^{SESSION_ID.pattern}$"},
                 description="Only this session's artifacts.",
             ),
+            OpenApiParameter("kind", str, description="Only artifacts of this kind."),
             OpenApiParameter(
-                "limit", NON_NEGATIVE_INT, description=f"Default 50; a larger value means {MAX_ARTIFACTS_LISTED}."
+                "limit", POSITIVE_INT, description=f"Default 50; a larger value means {MAX_ARTIFACTS_LISTED}."
             ),
         ],
         responses={
@@ -110,8 +115,11 @@ class ArtifactListView(AgentView):
     def get(self, request: Request, agent_slug: str) -> Response:
         user = caller(request)
         limit = non_negative_int(request, "limit", 50, MAX_ARTIFACTS_LISTED)
-        sessions = visible_sessions(Session.objects.filter(agent=self.agent), user)
-        artifacts = _live(Artifact.objects.filter(session__in=sessions))
+        if limit == 0:
+            raise ApiError(400, "invalid", "limit must be a positive integer, not 0.")
+        artifacts = _live(Artifact.objects.filter(agent=self.agent))
+        if not user.sees_all_sessions:
+            artifacts = artifacts.filter(principal=user.principal)
         session_ids = request.query_params.getlist("sessionId")
         if len(session_ids) > 1:
             raise ApiError(400, "invalid", "sessionId must be given once.")
@@ -120,7 +128,14 @@ class ArtifactListView(AgentView):
                 raise ApiError(400, "invalid", f"sessionId {session_ids[0][:40]!r} is not a session id.")
             session = owned_session(self.agent, session_ids[0], user)
             artifacts = artifacts.filter(session=session)
-        rows = artifacts.order_by("-created_at").defer("content")[:limit]
+        kinds = request.query_params.getlist("kind")
+        if len(kinds) > 1:
+            raise ApiError(400, "invalid", "kind must be given once.")
+        if kinds:
+            if not kinds[0] or len(kinds[0]) > KIND_MAX_CHARS:
+                raise ApiError(400, "invalid", f"kind {kinds[0][:40]!r} is not an artifact kind.")
+            artifacts = artifacts.filter(kind=kinds[0])
+        rows = artifacts.order_by("-updated_at", "-pk").defer("content")[:limit]
         return Response({"artifacts": [artifact_record(artifact) for artifact in rows]})
 
 
@@ -147,14 +162,17 @@ class ArtifactContentView(AgentView):
         agent = self.agent
         if not ARTIFACT_ID.fullmatch(artifact_id):
             raise ApiError(400, "invalid", f"{artifact_id[:40]!r} is not an artifact id.")
-        artifact = (
-            _live(Artifact.objects.select_related("session")).filter(pk=artifact_id, session__agent=agent).first()
-        )
+        artifact = _live(Artifact.objects.filter(pk=artifact_id, agent=agent)).defer("content").first()
         if artifact is None:
             raise ApiError(404, "artifact_not_found", f"No artifact {artifact_id!r} on this agent.")
-        check_owner(artifact.session, caller(request))
+        user = caller(request)
+        if not (user.sees_all_sessions or artifact.principal_id == user.principal.pk):
+            raise NotSessionOwner("You do not own this artifact.")
+        content = content_of(artifact)
+        if content is None:
+            raise ApiError(404, "artifact_not_found", f"Artifact {artifact_id!r} has no content.")
         content_type = artifact.content_type if MEDIA_TYPE.fullmatch(artifact.content_type) else ""
-        response = HttpResponse(bytes(artifact.content), content_type=content_type or "application/octet-stream")
+        response = HttpResponse(content, content_type=content_type or "application/octet-stream")
         response["Content-Disposition"] = content_disposition_header(True, safe_file_name(artifact.name))
         # Never rendered by a browser on our origin, whatever the agent said the type was.
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"

@@ -30,14 +30,16 @@ def make_artifact(session, name="report.txt", **fields):
 
 def test_the_owner_lists_their_artifacts_newest_first(alice, client_for, weather):
     session = SessionFactory(principal=alice, agent=weather)
-    older = make_artifact(session, "a.txt", created_at=timezone.now() - timedelta(minutes=5))
-    newer = make_artifact(session, "b.txt", metadata={"pages": 2})
+    earlier = timezone.now() - timedelta(minutes=5)
+    older = make_artifact(session, "a.txt", created_at=earlier, updated_at=earlier)
+    now = timezone.now()
+    newer = make_artifact(session, "b.txt", metadata={"pages": 2}, created_at=now, updated_at=now)
     response = client_for(alice).get("/weather/v1/artifacts")
     assert response.status_code == 200
     records = response.json()["artifacts"]
-    assert [r["artifactId"] for r in records] == [newer.pk, older.pk]
+    assert [r["id"] for r in records] == [newer.pk, older.pk]
     assert records[0] == {
-        "artifactId": newer.pk,
+        "id": newer.pk,
         "sessionId": session.pk,
         "turnId": None,
         "kind": "report",
@@ -46,6 +48,7 @@ def test_the_owner_lists_their_artifacts_newest_first(alice, client_for, weather
         "size": 5,
         "metadata": {"pages": 2},
         "createdAt": records[0]["createdAt"],
+        "updatedAt": records[0]["createdAt"],
         "expiresAt": None,
     }
 
@@ -55,9 +58,7 @@ def test_the_list_filters_by_session_and_limit(alice, client_for, weather):
     mine = make_artifact(first)
     make_artifact(second)
     client = client_for(alice)
-    assert [r["artifactId"] for r in client.get(f"/weather/v1/artifacts?sessionId={first.pk}").json()["artifacts"]] == [
-        mine.pk
-    ]
+    assert [r["id"] for r in client.get(f"/weather/v1/artifacts?sessionId={first.pk}").json()["artifacts"]] == [mine.pk]
     assert len(client.get("/weather/v1/artifacts?limit=1").json()["artifacts"]) == 1
 
 
@@ -79,7 +80,9 @@ def test_filtering_by_someone_elses_session_is_403(alice, bob, mallory, client_f
     assert session.pk not in response.content.decode()
 
 
-@pytest.mark.parametrize("query", ["sessionId=nope", "sessionId=ses_x&sessionId=ses_y", "limit=-1"])
+@pytest.mark.parametrize(
+    "query", ["sessionId=nope", "sessionId=ses_x&sessionId=ses_y", "limit=-1", "limit=0", "kind=a&kind=b"]
+)
 def test_a_bad_filter_is_400(alice, client_for, weather, query):
     assert client_for(alice).get(f"/weather/v1/artifacts?{query}").status_code == 400
 

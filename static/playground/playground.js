@@ -5,6 +5,7 @@
 // and are rendered by one function, renderEvent(), for live turns, replays and
 // uploaded traces alike.
 
+import { loadArtifacts, setUpArtifacts } from "./artifacts.js";
 import { loadEvals, setUpEvals } from "./evals.js";
 
 const config = JSON.parse(document.getElementById("playground-config").textContent);
@@ -46,9 +47,12 @@ class ApiFailure extends Error {
   }
 }
 
+function authHeaders() {
+  return token() ? { Authorization: `Bearer ${token()}` } : {};
+}
+
 async function call(method, path, body) {
-  const headers = { Accept: "application/json" };
-  if (token()) headers.Authorization = `Bearer ${token()}`;
+  const headers = { Accept: "application/json", ...authHeaders() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET" && config.auth === "session") headers["X-CSRFToken"] = csrfToken();
   const response = await fetch(path, {
@@ -104,9 +108,10 @@ function scrollToEnd() {
 
 // ------------------------------------------------------------------ tabs
 
-const TABS = ["chat", "sessions", "surface", "routes", "logs", "evals", "abs"];
+const TABS = ["chat", "sessions", "artifacts", "surface", "routes", "logs", "evals", "abs"];
 const tabLoaders = {
   sessions: loadSessions,
+  artifacts: loadArtifacts,
   surface: renderSurface,
   routes: renderRoutes,
   logs: startLogs,
@@ -927,11 +932,13 @@ function setUpComposer() {
 function setUp() {
   for (const tab of TABS) $(`tabbtn-${tab}`).addEventListener("click", () => showTab(tab));
   $("refresh-sessions").addEventListener("click", loadSessions);
+  $("refresh-artifacts").addEventListener("click", loadArtifacts);
   $("session-filter").addEventListener("input", loadSessions);
   $("trace-file").addEventListener("change", (event) => event.target.files[0] && openTrace(event.target.files[0]));
   setUpAuth();
   setUpComposer();
   setUpEvals({ api, call, el, notice, openInChat });
+  setUpArtifacts({ api, call, el, notice, openInChat, authHeaders });
   resetView();
 }
 

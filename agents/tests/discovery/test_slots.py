@@ -409,3 +409,26 @@ def test_an_evals_folder_inside_agent_is_ignored_with_a_warning(build):
     assert codes(surface) == ["agents.W008"]
     assert only(surface, "agents.W008").path == "agent/evals"
     assert surface.evals == {}
+
+
+def test_a_retention_per_kind_and_the_tag_artifact_tool_only_when_asked(build):
+    from agents.runtime.turn import tool_specs
+
+    surface = build(
+        {
+            "agent/artifacts.py": """
+                from datetime import timedelta
+
+                from agents.sdk import define_artifacts
+
+                artifacts = define_artifacts(kinds=["digest", "report"], retention={"digest": timedelta(hours=2)})
+            """
+        }
+    )
+    assert surface.info("test")["artifacts"]["retentionSeconds"] == {"digest": 7200}
+    assert surface.artifacts.retention_of("report") is None  # kinds left out are kept
+    assert "tag_artifact" not in {spec.name for spec in tool_specs(surface)}
+    from agents.sdk import DefinitionError, define_artifacts
+
+    with pytest.raises(DefinitionError, match=r"retention for unknown kinds \['b'\]"):
+        define_artifacts(kinds=["a"], retention={"b": 1})

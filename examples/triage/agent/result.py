@@ -1,9 +1,11 @@
-"""Check the final answer: every triage must end with a ``Severity: <level>`` line."""
+"""Check the final answer: every triage must end with a ``Severity: <level>`` line; keep
+the morning digest (the ``daily-digest`` schedule's answer) as a ``digest`` artifact."""
 
 from __future__ import annotations
 
 import logging
 import re
+from datetime import UTC, datetime
 
 from agents.sdk import ResultContext, define_result
 
@@ -30,9 +32,23 @@ def parse_severity(text: str) -> str:
     return severity
 
 
-def commit(ctx: ResultContext) -> None:
-    """Fail the turn unless the answer states a severity; log the decision otherwise."""
+# The heading daily-digest.md asks the digest to carry, on a line of its own.
+_DIGEST_HEADING = re.compile(r"^#\s+Triage digest\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def is_digest(ctx: ResultContext) -> bool:
+    """The answer of a scheduled run that carries the digest's heading."""
+    return ctx.session.channel == "schedule" and _DIGEST_HEADING.search(ctx.text) is not None
+
+
+async def commit(ctx: ResultContext) -> None:
+    """Fail the turn unless the answer states a severity; keep a digest; log the decision."""
     severity = parse_severity(ctx.text)
+    if is_digest(ctx) and ctx.artifacts is not None:
+        name = f"digest-{datetime.now(UTC):%Y-%m-%d}.md"  # a second run the same day replaces it
+        await ctx.artifacts.tag(
+            name, ctx.text, kind="digest", content_type="text/markdown", metadata={"severity": severity}
+        )
     logger.info("triage committed session=%s severity=%s", ctx.session.id, severity)
 
 
