@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from agents.registry import surface_for
 from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.sdk import SessionInfo
-from sessions_app.models import FileScope, KVEntry, Session, StoredFile
+from sessions_app.models import ABAssignment, FileScope, KVEntry, Session, StoredFile
 from sessions_app.triggers.github_progress import github_client_for
 from sessions_app.triggers.reminders import SessionReminders
 from sessions_app.triggers.slack_api import slack_client_for
@@ -192,8 +193,14 @@ class PlatformHost:
     github: Any = None  # the GitHub pack's client (sessions_app.triggers.github_api), None without it
 
 
-def session_info(session: Session) -> SessionInfo:
-    """What authored code (tools, hooks, commits) is told about its session."""
+def session_arms(session: Session) -> dict[str, str]:
+    """``ctx.session.abs``: the session's A/B arms, ``{experiment: arm}``."""
+    return dict(ABAssignment.objects.filter(session=session).values_list("experiment", "arm"))
+
+
+def session_info(session: Session, arms: Mapping[str, str] | None = None) -> SessionInfo:
+    """What authored code (tools, hooks, commits) is told about its session; ``arms``:
+    its A/B arms when the caller has read them already."""
     return SessionInfo(
         id=session.pk,
         agent=session.agent.slug,
@@ -201,6 +208,7 @@ def session_info(session: Session) -> SessionInfo:
         purpose=session.purpose,
         dry_run=session.dry_run,
         channel=session.channel,
+        abs=dict(arms) if arms is not None else session_arms(session),
     )
 
 

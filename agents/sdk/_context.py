@@ -121,7 +121,9 @@ class ExtensionContext:
 
 @dataclass
 class SessionInfo:
-    """What authored code may know about the session it runs in."""
+    """What authored code may know about the session it runs in; ``abs`` is the A/B arm
+    the session was assigned in each experiment it is enrolled in, ``{experiment: arm}``
+    (``{}`` for none), e.g. ``ctx.session.abs.get("tone") == "warm"``."""
 
     id: str
     agent: str
@@ -129,6 +131,7 @@ class SessionInfo:
     purpose: str = "live"
     dry_run: bool = False
     channel: str = "http"
+    abs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
