@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import slack_events as slack
+from ab import bench_ab, write_ab_agents
 from discovery import generate
 from evals import EVAL_AGENT, bench_evals, write_eval_agent
 from harness import (
@@ -106,6 +107,8 @@ class Sizes:
     eval_cases: int = 100
     eval_concurrency: int = 20
     eval_sleep: float = 1.0
+    # Issue 16: new sessions of each agent, with an experiment and without.
+    ab_sessions: int = 100
 
 
 QUICK = Sizes(
@@ -126,6 +129,7 @@ QUICK = Sizes(
     slack=20,
     schedule_fires=1,
     mcp_asks=30,
+    ab_sessions=30,
 )
 
 
@@ -156,6 +160,7 @@ def agents_dir(work: Path, sizes: Sizes) -> tuple[Path, int]:
     definition.write_text(text)
     write_ticker(folder)
     write_eval_agent(folder, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep)
+    write_ab_agents(folder)
     return folder, slack_port
 
 
@@ -564,6 +569,7 @@ BENCHMARKS = (
     "schedule-lag",
     "mcp",
     "evals",
+    "ab",
     "embedded",
     "validate",
 )
@@ -659,6 +665,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 f"eval run ({sizes.eval_cases} one-turn cases, {sizes.eval_concurrency} at once, "
                 f"a {sizes.eval_sleep:g} s model)",
                 lambda: bench_evals(stack, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep),
+            ),
+            (
+                "ab",
+                f"A/B assignment ({sizes.ab_sessions} + {sizes.ab_sessions} sessions)",
+                lambda: bench_ab(stack, sizes.ab_sessions),
             ),
         ]
         for key, name, bench in steps:
