@@ -22,7 +22,7 @@ from turns import Stack, timed_turn
 
 PLAIN, EXPERIMENT = "abplain", "abexp"
 
-TONE = '''from agents.sdk import define_ab
+TONE = """from agents.sdk import define_ab
 
 
 def metrics(sample):
@@ -34,7 +34,7 @@ experiment = define_ab(
     instructions={"warm": "Be warm and personal.", "concise": "Be short and to the point."},
     metrics=metrics,
 )
-'''
+"""
 
 
 def write_ab_agents(agents_dir: Path) -> None:
