@@ -4,7 +4,7 @@ turn's input-token count (the test model counts words) shows which joined the pr
 from agents.sdk import define_ab
 
 
-def metrics(sample):
+async def metrics(sample):  # async on purpose: the worker awaits it
     if sample["failedTurns"]:
         raise RuntimeError("no sample for a session with a failed turn")
     return {"turns": sample["turns"], "toolCalls": sample["toolCalls"]}
