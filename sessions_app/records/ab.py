@@ -27,6 +27,7 @@ from decimal import Decimal
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -202,18 +203,27 @@ def _arms(surface: AgentSurface, name: str, seen: Sequence[str]) -> list[_Arm]:
     return arms + [_Arm(a, 0.0) for a in seen if a not in known]
 
 
+# (experiment, arm) -> sessions assigned; (experiment, arm, metric) -> summary of the samples.
+Counts = dict[tuple[str, str], int]
+Summaries = dict[tuple[str, str, str], Summary]
+
+
 def report(surface: AgentSurface, sessions: QuerySet[Session]) -> dict[str, Any]:
-    """The body of ``GET /<slug>/v1/abs`` over ``sessions`` (the caller's)."""
-    rows = list(
-        ABAssignment.objects.filter(session__in=sessions)
-        .order_by("-assigned_at", "-pk")
-        .values_list("session_id", "experiment", "arm", "assigned_at", "metrics", "sampled_at")
-    )
-    by_experiment: dict[str, list[tuple[str, dict[str, float], bool]]] = {}
-    for _, experiment, arm, _, metrics, sampled_at in rows:
-        by_experiment.setdefault(experiment, []).append((arm, metrics or {}, sampled_at is not None))
-    names = list(surface.experiments) + sorted(set(by_experiment) - set(surface.experiments))
-    experiments = [_experiment(surface, name, by_experiment.get(name, [])) for name in names]
+    """The body of ``GET /<slug>/v1/abs`` over ``sessions`` (the caller's). The aggregates
+    are sums the database computes (one row per arm and metric, however many sessions);
+    only the newest ``MAX_SESSIONS_LISTED`` assignments are read row by row."""
+    assignments = ABAssignment.objects.filter(session__in=sessions)
+    counts: Counts = {
+        (row["experiment"], row["arm"]): row["n"]
+        for row in assignments.values("experiment", "arm").annotate(n=Count("id")).order_by()
+    }
+    summaries = _summaries(assignments)
+    seen = {experiment for experiment, _ in counts}
+    names = list(surface.experiments) + sorted(seen - set(surface.experiments))
+    experiments = [_experiment(surface, name, counts, summaries) for name in names]
+    newest = assignments.order_by("-assigned_at", "-pk").values_list(
+        "session_id", "experiment", "arm", "assigned_at", "metrics"
+    )[:MAX_SESSIONS_LISTED]
     listed = [
         {
             "sessionId": session_id,
@@ -222,31 +232,51 @@ def report(surface: AgentSurface, sessions: QuerySet[Session]) -> dict[str, Any]
             "assignedAt": _iso(assigned_at),
             "metrics": metrics or {},
         }
-        for session_id, experiment, arm, assigned_at, metrics, _ in rows[:MAX_SESSIONS_LISTED]
+        for session_id, experiment, arm, assigned_at, metrics in newest
     ]
     return {"experiments": experiments, "sessions": listed}
 
 
-def _experiment(surface: AgentSurface, name: str, rows: list[tuple[str, dict[str, float], bool]]) -> dict[str, Any]:
-    arms = _arms(surface, name, sorted({arm for arm, _, _ in rows}))
-    metric_names = sorted({metric for _, values, _ in rows for metric in values})
-    summaries: dict[str, dict[str, Summary]] = {
-        arm.name: {
-            m: Summary.of(values[m] for a, values, _ in rows if a == arm.name and m in values) for m in metric_names
-        }
-        for arm in arms
+def _summaries(assignments: QuerySet[ABAssignment]) -> Summaries:
+    """Count, mean and sample variance of each metric per arm: in one grouped query on
+    Postgres; row by row elsewhere (SQLite, the embedded form's small data)."""
+    if connection.vendor != "postgresql":
+        values: dict[tuple[str, str, str], list[float]] = {}
+        for experiment, arm, metrics in assignments.values_list("experiment", "arm", "metrics"):
+            for metric, value in (metrics or {}).items():
+                values.setdefault((experiment, arm, metric), []).append(float(value))
+        return {key: Summary.of(found) for key, found in values.items()}
+    inner, params = assignments.values("experiment", "arm", "metrics").query.sql_with_params()
+    with connection.cursor() as cursor:
+        # Samples are {name: number} (clean_metrics), so every value casts to float8.
+        cursor.execute(
+            "SELECT a.experiment, a.arm, m.key, count(*), avg(m.value::float8), "  # noqa: S608 - the ORM's own SQL
+            f"coalesce(var_samp(m.value::float8), 0) FROM ({inner}) a "
+            "CROSS JOIN LATERAL jsonb_each_text(a.metrics) m GROUP BY 1, 2, 3",
+            params,
+        )
+        rows = cursor.fetchall()
+    return {(e, a, m): Summary(int(n), float(mean), float(variance)) for e, a, m, n, mean, variance in rows}
+
+
+def _experiment(surface: AgentSurface, name: str, counts: Counts, summaries: Summaries) -> dict[str, Any]:
+    arms = _arms(surface, name, sorted(arm for experiment, arm in counts if experiment == name))
+    metric_names = sorted({m for experiment, _, m in summaries if experiment == name})
+    empty = Summary(0, 0.0, 0.0)
+    by_arm: dict[str, dict[str, Summary]] = {
+        arm.name: {m: summaries.get((name, arm.name, m), empty) for m in metric_names} for arm in arms
     }
     arm_records = []
     for arm in arms:
         metrics = {
             m: {"n": s.n, "mean": s.mean if s.n else None, "ci95": _interval(mean_interval(s))}
-            for m, s in summaries[arm.name].items()
+            for m, s in by_arm[arm.name].items()
         }
         arm_records.append(
             {
                 "arm": arm.name,
                 "weight": arm.weight,
-                "sessions": sum(1 for a, _, _ in rows if a == arm.name),
+                "sessions": counts.get((name, arm.name), 0),
                 "metrics": metrics,
             }
         )
@@ -255,7 +285,7 @@ def _experiment(surface: AgentSurface, name: str, rows: list[tuple[str, dict[str
         baseline = arms[0].name
         for m in metric_names:
             for arm in arms[1:]:
-                a, b = summaries[arm.name][m], summaries[baseline][m]
+                a, b = by_arm[arm.name][m], by_arm[baseline][m]
                 bounds = difference_interval(a, b)
                 comparisons.append(
                     {
