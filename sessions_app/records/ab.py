@@ -78,6 +78,19 @@ def assign(surface: AgentSurface, session: Session) -> tuple[list[ABAssignment],
     return rows, recorded
 
 
+def copy_assignments(original: Session, fork: Session) -> list[ABAssignment]:
+    """Give ``fork`` the arms of ``original`` (a fork keeps its original's arm, DESIGN.md
+    §9.12): the same rows, not a new draw, with no sample yet. Call it in the fork's
+    creation transaction; the fork's copied log already holds the ``ab.assigned`` events."""
+    rows = [
+        ABAssignment(
+            session=fork, agent_id=fork.agent_id, experiment=a.experiment, arm=a.arm, assigned_at=a.assigned_at
+        )
+        for a in ABAssignment.objects.filter(session=original)
+    ]
+    return ABAssignment.objects.bulk_create(rows)
+
+
 # --- samples ----------------------------------------------------------------------------------
 
 

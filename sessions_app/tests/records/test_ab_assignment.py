@@ -9,6 +9,9 @@ from collections import Counter
 
 import pytest
 
+from sessions_app.models import ABAssignment, Session
+from sessions_app.records.ab import copy_assignments
+
 pytestmark = pytest.mark.django_db
 
 SESSIONS = 240
@@ -66,3 +69,16 @@ def test_abs_counts_only_the_callers_sessions(alice, bob, mallory, client_for):
         assert sum(arm["sessions"] for arm in body["experiments"][0]["arms"]) == 1
     # An agent without experiments answers an empty report, not a 404.
     assert client_for(alice).get("/weather/v1/abs").json() == {"experiments": [], "sessions": []}
+
+
+def test_a_fork_keeps_its_originals_arm(alice, client_for):
+    # The seam the fork route uses (its own tests drive POST .../fork).
+    client = client_for(alice)
+    original, fork = (
+        Session.objects.get(pk=client.post("/splits/v1/session", {"message": "hi"}, format="json").json()["sessionId"])
+        for _ in range(2)
+    )
+    ABAssignment.objects.filter(session=fork).delete()
+    copy_assignments(original, fork)
+    arms = {row["sessionId"]: row["arm"] for row in client.get("/splits/v1/abs").json()["sessions"]}
+    assert arms[fork.pk] == arms[original.pk]
