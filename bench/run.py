@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import slack_events as slack
+from ab import bench_ab, write_ab_agents
 from discovery import generate
 from evals import EVAL_AGENT, bench_evals, write_eval_agent
 from harness import (
@@ -108,6 +109,8 @@ class Sizes:
     eval_sleep: float = 1.0
     # Issue 15: in-process turns per kind of tool call (bench/mcp_calls.py), MCP client side.
     mcp_turns: int = 500
+    # Issue 16: new sessions of each agent, with an experiment and without.
+    ab_sessions: int = 100
 
 
 QUICK = Sizes(
@@ -129,6 +132,7 @@ QUICK = Sizes(
     schedule_fires=1,
     mcp_asks=30,
     mcp_turns=100,
+    ab_sessions=30,
 )
 
 
@@ -159,6 +163,7 @@ def agents_dir(work: Path, sizes: Sizes) -> tuple[Path, int]:
     definition.write_text(text)
     write_ticker(folder)
     write_eval_agent(folder, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep)
+    write_ab_agents(folder)
     return folder, slack_port
 
 
@@ -586,6 +591,7 @@ BENCHMARKS = (
     "schedule-lag",
     "mcp",
     "evals",
+    "ab",
     "embedded",
     "validate",
     "mcp-client",
@@ -682,6 +688,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 f"eval run ({sizes.eval_cases} one-turn cases, {sizes.eval_concurrency} at once, "
                 f"a {sizes.eval_sleep:g} s model)",
                 lambda: bench_evals(stack, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep),
+            ),
+            (
+                "ab",
+                f"A/B assignment ({sizes.ab_sessions} + {sizes.ab_sessions} sessions)",
+                lambda: bench_ab(stack, sizes.ab_sessions),
             ),
         ]
         for key, name, bench in steps:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ from agents.runtime.fs.host import StoreEntry
 from agents.runtime.mcp.connections import McpConnections
 from agents.sdk import SessionInfo
 from agents.sdk.memory import MEMORY_DIR
-from sessions_app.models import FileScope, KVEntry, Session, StoredFile
+from sessions_app.models import ABAssignment, FileScope, KVEntry, Session, StoredFile
 from sessions_app.triggers.github_progress import github_client_for
 from sessions_app.triggers.reminders import SessionReminders
 from sessions_app.triggers.slack_api import slack_client_for
@@ -221,8 +222,14 @@ class PlatformHost:
     github: Any = None  # the GitHub pack's client (sessions_app.triggers.github_api), None without it
 
 
-def session_info(session: Session) -> SessionInfo:
-    """What authored code (tools, hooks, commits) is told about its session."""
+def session_arms(session: Session) -> dict[str, str]:
+    """``ctx.session.abs``: the session's A/B arms, ``{experiment: arm}``."""
+    return dict(ABAssignment.objects.filter(session=session).values_list("experiment", "arm"))
+
+
+def session_info(session: Session, arms: Mapping[str, str] | None = None) -> SessionInfo:
+    """What authored code (tools, hooks, commits) is told about its session; ``arms``:
+    its A/B arms when the caller has read them already."""
     return SessionInfo(
         id=session.pk,
         agent=session.agent.slug,
@@ -231,6 +238,7 @@ def session_info(session: Session) -> SessionInfo:
         dry_run=session.dry_run,
         channel=session.channel,
         title=session.title,
+        abs=dict(arms) if arms is not None else session_arms(session),
     )
 
 

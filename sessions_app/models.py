@@ -279,6 +279,10 @@ class ABAssignment(models.Model):
     experiment = models.CharField(max_length=200)
     arm = models.CharField(max_length=100)
     assigned_at = models.DateTimeField(default=timezone.now)
+    # What the experiment's metrics(sample) returned after the session's latest settled
+    # turn: {metric: number}; empty until a sample is kept.
+    metrics = models.JSONField(default=dict, blank=True)
+    sampled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-assigned_at"]

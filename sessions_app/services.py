@@ -29,6 +29,7 @@ from sessions_app.access import check_owner
 from sessions_app.channel_state import session_for_channel_token
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.models import (
+    ABAssignment,
     Admission,
     Approval,
     ApprovalStatus,
@@ -39,6 +40,7 @@ from sessions_app.models import (
     Turn,
     TurnStatus,
 )
+from sessions_app.records import ab
 from sessions_app.scheduling import ACTIVE_TURNS, enqueue_turn, settle_session
 
 logger = logging.getLogger(__name__)
@@ -162,6 +164,10 @@ def start_session(
         session.continuation_token = new_continuation_token(session.id)
         turn = Turn(session=session, message=message, attachments=files)
         _insert_new(session, turn)
+        # Sticky from here on: the arms are rows written with the session.
+        assignments, assigned = ab.assign(surface, session)
+        if assignments:
+            ABAssignment.objects.bulk_create(assignments)
         model = surface.config.model or default_model
         append_events(
             session.pk,
@@ -177,6 +183,7 @@ def start_session(
                         "title": title,
                     },
                 ),
+                *assigned,
                 NewEvent(EventType.AGENT_BOUND, {"agent": agent.slug, "model": model, "testModel": model == "test"}),
                 _message_event(message, turn, files),
             ],

@@ -38,9 +38,10 @@ from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_call
 from sessions_app.approvals import decisions_for, request_approvals
 from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
-from sessions_app.host import DatabaseFileStore, host_for, memory_files, session_info
+from sessions_app.host import DatabaseFileStore, host_for, memory_files, session_arms, session_info
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session, SessionPurpose, Turn, TurnStatus
+from sessions_app.records import ab
 from sessions_app.records.artifacts import SessionArtifacts
 from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
@@ -102,17 +103,18 @@ def _request(turn: Turn) -> TurnRequest:
         "session": DatabaseFileStore(session.tenant_id, session.agent_id, session.pk),
         "deployment": DatabaseFileStore(session.tenant_id, session.agent_id, None),
     }
+    arms = session_arms(session)
     host = host_for(session)
     workspace = _workspace(session)
     # A new workspace shows the agent's memory as it is now (later turns keep that copy);
     # eval sessions get none, so a case's result does not drift as the journal grows.
     fresh = not workspace.exists() and session.purpose != SessionPurpose.EVAL
     return TurnRequest(
-        session=session_info(session),
+        session=session_info(session, arms),
         turn_id=turn.pk,
         message=turn.message,
         history=_history(session, turn),
-        arms={a.experiment: a.arm for a in session.ab_assignments.all()},
+        arms=arms,
         workspace=workspace,
         attachments=dict(turn.attachments),
         memory=memory_files(session.tenant_id, session.agent_id) if fresh else None,
@@ -127,6 +129,14 @@ def _request(turn: Turn) -> TurnRequest:
 def _end_without_running(turn: Turn, message: str, reason: str | None = None) -> None:
     _fail(turn, message, reason)
     settle_session(turn.session_id)
+    _sample(turn)
+
+
+def _sample(turn: Turn) -> None:
+    """The session's A/B samples, now that the turn has settled (observe-only)."""
+    surface = surface_for(turn.session.agent)
+    if surface.experiments:
+        ab.record_sample(turn.session, surface)
 
 
 def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
@@ -185,6 +195,8 @@ def _end(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
     session row, and a follow-up locks the session before the turns (one lock order)."""
     _record(turn, outcome, history_length)
     settle_session(turn.session_id)
+    if outcome.status != "parked":
+        _sample(turn)
 
 
 def _journal(turn: Turn) -> Journal:

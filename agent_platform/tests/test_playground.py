@@ -45,7 +45,7 @@ def test_a_visitor_without_credentials_gets_the_shell_asking_for_a_token(db):
         "auth": "token",
         "actingAs": "",
         "dev": False,
-        "routes": {"evals": True, "abs": False},
+        "routes": {"evals": True, "abs": True},
     }
     assert b'<label for="token-input">API token</label>' in response.content
 

@@ -316,7 +316,7 @@ def _hooks(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
 def _experiments(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     files: list[tuple[str, Path]] = []
     if (tree / "ab.py").is_file():
-        files.append(("default", tree / "ab.py"))
+        files.append(("ab", tree / "ab.py"))  # the experiment of ab.py is named ab (DESIGN.md §9.12)
     if (tree / "ab").is_dir():
         files += [(file.stem, file) for file in _python_files(tree / "ab", walk)]
     for default_name, file in files:

@@ -136,7 +136,9 @@ class ExtensionContext:
 
 @dataclass
 class SessionInfo:
-    """What authored code may know about the session it runs in."""
+    """What authored code may know about the session it runs in; ``abs`` is the A/B arm
+    the session was assigned in each experiment it is enrolled in, ``{experiment: arm}``
+    (``{}`` for none), e.g. ``ctx.session.abs.get("tone") == "warm"``."""
 
     id: str
     agent: str
@@ -145,6 +147,7 @@ class SessionInfo:
     dry_run: bool = False
     channel: str = "http"
     title: str = ""
+    abs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

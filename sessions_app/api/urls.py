@@ -2,6 +2,7 @@ from django.urls import path, re_path
 
 from sessions_app.api import (
     a2a_views,
+    ab_views,
     artifact_views,
     channel_views,
     eval_views,
@@ -36,6 +37,7 @@ urlpatterns = [
         channel_views.channel_route,
         name="agent-channel-route",
     ),
+    path("abs", ab_views.AbsView.as_view(), name="agent-abs"),
     path("artifacts", artifact_views.ArtifactListView.as_view(), name="artifact-list"),
     path("dev/schedules/<str:schedule_id>", schedule_views.DevScheduleRunView.as_view(), name="dev-schedule-run"),
     path("artifacts/<str:artifact_id>/content", artifact_views.ArtifactContentView.as_view(), name="artifact-content"),

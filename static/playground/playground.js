@@ -5,6 +5,7 @@
 // and are rendered by one function, renderEvent(), for live turns, replays and
 // uploaded traces alike.
 
+import { loadAbs, setUpAbs } from "./abs.js";
 import { loadArtifacts, setUpArtifacts } from "./artifacts.js";
 import { loadEvals, setUpEvals } from "./evals.js";
 
@@ -802,19 +803,6 @@ function showEvals() {
   else $("evals").replaceChildren(el("p", { class: "muted", text: "This server does not serve the eval routes (/v1/dev/evals)." }));
 }
 
-function loadAbs() {
-  const box = $("abs");
-  if (!config.routes.abs) {
-    const experiments = (state.info && state.info.experiments) || [];
-    box.replaceChildren(
-      el("p", { class: "muted", text: "Per-session assignments and per-arm aggregates appear here once this platform serves /v1/abs." }),
-      el("p", { text: `Experiments discovered: ${experiments.map((x) => x.name).join(", ") || "none"}` }),
-    );
-    return;
-  }
-  loadOptional(box, `${api}/abs`, (body) => box.replaceChildren(el("pre", { text: pretty(body) })), "No A/B data on this server yet (no /v1/abs route).");
-}
-
 // ------------------------------------------------------------------ start-up
 
 // What discovery found wrong with the agent's tree, shown above everything before anyone
@@ -938,6 +926,7 @@ function setUp() {
   setUpAuth();
   setUpComposer();
   setUpEvals({ api, call, el, notice, openInChat });
+  setUpAbs({ api, call, el, openInChat });
   setUpArtifacts({ api, call, el, notice, openInChat, authHeaders });
   resetView();
 }

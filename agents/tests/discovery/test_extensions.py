@@ -96,7 +96,7 @@ def test_an_extensions_default_experiment_is_prefixed_too(build):
             "vendor/crm/ab.py": "from agents.sdk import define_ab\n\nexperiment = define_ab(arms=['a', 'b'])\n",
         }
     )
-    assert list(surface.experiments) == ["crm__default"]
+    assert list(surface.experiments) == ["crm__ab"]
 
 
 def test_a_mounted_tool_is_renamed_and_remembers_its_extension(build):

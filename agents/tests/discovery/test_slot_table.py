@@ -52,7 +52,7 @@ EXTENSION_FILES: dict[str, tuple[dict[str, str], str]] = {
         "audit",
     ),
     "schedules": ({"schedules/sync.md": "---\ncron: '0 * * * *'\n---\nSync accounts.\n"}, "sync"),
-    "ab.py": ({"ab.py": "from agents.sdk import define_ab\n\nab = define_ab(arms=['a', 'b'])\n"}, "default"),
+    "ab.py": ({"ab.py": "from agents.sdk import define_ab\n\nab = define_ab(arms=['a', 'b'])\n"}, "ab"),
     "artifacts.py": (
         {"artifacts.py": "from agents.sdk import define_artifacts\n\na = define_artifacts(kinds=['ticket'])\n"},
         "artifacts",

@@ -135,10 +135,10 @@ def test_a_channel_route_without_a_body_has_no_schema(build):
 # --- A/B --------------------------------------------------------------------------------------
 
 
-def test_ab_py_is_the_default_experiment(build):
+def test_ab_py_is_the_experiment_named_ab(build):
     surface = build({"agent/ab.py": AB.format(options="")})
     assert codes(surface) == []
-    assert list(surface.experiments) == ["default"]
+    assert list(surface.experiments) == ["ab"]
 
 
 def test_ab_folder_files_are_experiments_named_by_file(build):
@@ -155,10 +155,10 @@ def test_define_ab_name_overrides_the_file_name(build):
 
 
 def test_two_experiments_with_the_same_name_are_an_error(build):
-    surface = build({"agent/ab.py": AB.format(options=""), "agent/ab/tone.py": AB.format(options=', name="default"')})
+    surface = build({"agent/ab.py": AB.format(options=""), "agent/ab/tone.py": AB.format(options=', name="ab"')})
     assert codes(surface) == ["agents.E019"]
     assert only(surface, "agents.E019").path == "agent/ab/tone.py"
-    assert surface.experiments["default"].path.name == "ab.py"
+    assert surface.experiments["ab"].path.name == "ab.py"
 
 
 def test_ab_config_gives_the_shared_settings(build):
