@@ -5,9 +5,9 @@ files per session (the default) or agent-wide (``scope="deployment"``); a write
 that passes the ``etag`` it read replaces the file only if nobody changed it since.
 Names resolve inside the caller's tenant and agent, so one tenant can never name
 another's keys or files. ``reminders`` is bound to the session (None without one:
-``sessions_app.triggers.reminders``). ``otel`` gives counters and histograms (no-ops unless a
-meter provider is configured). ``slack`` and ``github`` are the packs' API clients (None when
-the agent has no such channel).
+``sessions_app.triggers.reminders``). ``otel`` counts, records and sets span attributes
+(no-ops unless the agent exports: ``sessions_app.telemetry``). ``slack`` and ``github`` are
+the packs' API clients (None when the agent has no such channel).
 """
 
 from __future__ import annotations
@@ -15,20 +15,23 @@ from __future__ import annotations
 import builtins
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async as in_thread
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
-from opentelemetry import metrics
 
+from agents.discovery import AgentSurface
 from agents.models import Agent
 from agents.registry import surface_for
 from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
 from agents.runtime.fs.host import StoreEntry
 from agents.sdk import SessionInfo
+from agents.telemetry import checked_attributes, set_attributes
 from sessions_app.models import FileScope, KVEntry, Session, StoredFile
+from sessions_app.telemetry import agent_telemetry
 from sessions_app.triggers.github_progress import github_client_for
 from sessions_app.triggers.reminders import SessionReminders
 from sessions_app.triggers.slack_api import slack_client_for
@@ -167,16 +170,45 @@ class HostFiles:
 
 
 class HostOtel:
-    """``ctx.host.otel``: the agent's own metrics."""
+    """``ctx.host.otel``: the agent's own metrics and span attributes (DESIGN.md §9.9),
+    no-ops when the agent exports nothing. Every point carries ``agent_sdk.agent``."""
 
-    def __init__(self, agent_slug: str) -> None:
-        self._meter = metrics.get_meter(f"agent_platform.agent.{agent_slug}")
+    def __init__(self, surface: AgentSurface) -> None:
+        self._agent = surface.slug
+        self._telemetry = agent_telemetry(surface)
 
-    def counter(self, name: str, *, unit: str = "1", description: str = "") -> metrics.Counter:
-        return self._meter.create_counter(name, unit=unit, description=description)
+    def _attributes(self, attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {**checked_attributes(attributes or {}), "agent_sdk.agent": self._agent}
 
-    def histogram(self, name: str, *, unit: str = "1", description: str = "") -> metrics.Histogram:
-        return self._meter.create_histogram(name, unit=unit, description=description)
+    def increment(self, name: str, value: float = 1, attributes: Mapping[str, Any] | None = None) -> None:
+        """Add ``value`` to the counter ``name``.
+
+        Raises:
+            ValueError: attributes OpenTelemetry cannot carry, or too many instruments.
+        """
+        points = self._attributes(attributes)
+        if self._telemetry is not None:
+            self._telemetry.add(name, value, points, authored=True)
+
+    def record(self, name: str, value: float, attributes: Mapping[str, Any] | None = None) -> None:
+        """Record ``value`` in the histogram ``name``.
+
+        Raises:
+            ValueError: as ``increment``.
+        """
+        points = self._attributes(attributes)
+        if self._telemetry is not None:
+            self._telemetry.record(name, value, points, authored=True)
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        """Add attributes to the span the code runs in: the tool call's, else the turn's.
+
+        Raises:
+            ValueError: as ``increment``.
+        """
+        checked = checked_attributes(attributes)
+        if self._telemetry is not None:
+            set_attributes(checked)
 
 
 @dataclass
@@ -221,7 +253,7 @@ def host_for_agent(
     return PlatformHost(
         kv=DatabaseKV(tenant_id, agent.pk),
         files=HostFiles(session_store, deployment),
-        otel=HostOtel(agent.slug),
+        otel=HostOtel(surface),
         slack=slack_client_for(agent, surface),
         reminders=SessionReminders(session_id) if session_id else None,
         github=github_client_for(agent, surface, channel),

@@ -40,6 +40,7 @@ from sessions_app.models import (
     TurnStatus,
 )
 from sessions_app.scheduling import ACTIVE_TURNS, enqueue_turn, settle_session
+from sessions_app.telemetry import count_session
 
 logger = logging.getLogger(__name__)
 
@@ -183,6 +184,7 @@ def start_session(
         )
         # A new session has no other turn that could be running: hand this one out.
         transaction.on_commit(lambda: enqueue_turn(turn.pk, session.tenant_id))
+    count_session(surface, purpose)
     return session, turn
 
 

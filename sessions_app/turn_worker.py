@@ -43,6 +43,7 @@ from sessions_app.logs import agent_log_tags
 from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
+from sessions_app.telemetry import export_turn
 from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop, turn_tenant
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,7 @@ def _request(turn: Turn) -> TurnRequest:
 def _end_without_running(turn: Turn, message: str, reason: str | None = None) -> None:
     _fail(turn, message, reason)
     settle_session(turn.session_id)
+    export_turn(turn)
 
 
 def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
@@ -171,11 +173,14 @@ def _platform_failure(turn: Turn, failure: Exception) -> None:
     _end_without_running(turn, f"the platform failed running this turn: {type(failure).__name__}: {failure}")
 
 
-def _end(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
+def _end(turn: Turn, outcome: TurnOutcome, history_length: int, surface: AgentSurface) -> None:
     """Record the outcome, then move the session on. Two transactions: settling locks the
-    session row, and a follow-up locks the session before the turns (one lock order)."""
+    session row, and a follow-up locks the session before the turns (one lock order).
+    An ended turn's spans are built from its log last (a parked one has not ended)."""
     _record(turn, outcome, history_length)
     settle_session(turn.session_id)
+    if outcome.status != "parked":
+        export_turn(turn, surface)
 
 
 def _journal(turn: Turn) -> Journal:
@@ -284,7 +289,7 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
             raise LeaseLost(turn.pk)
         if sink.closed:
             return  # the worker is going away mid-turn (see execute_turn): nothing more is recorded
-        await loop.db(_end, turn, outcome, len(request.history))
+        await loop.db(_end, turn, outcome, len(request.history), started.surface)
     except StaleAttempt:
         # Another worker took the turn up (this one's lease ran out): it is theirs now.
         logger.warning("turn %s: attempt %d was overtaken; stopped", turn.pk, turn.attempts, extra=_tags(turn))
