@@ -25,7 +25,7 @@ from turns import AGENT, UNCAPPED, Stack, timed_turn
 
 sys.path.insert(0, str(ROOT))
 
-from sessions_app.tests.otlp_receiver import Receiver  # noqa: E402
+from sessions_app.tests.otlp_receiver import Receiver
 
 OTEL_AGENT = "weather-otel"
 MESSAGE = '/call get_weather {"city": "Lyon"}'
@@ -86,9 +86,10 @@ def bench_tracing(stack: Stack, turns: int) -> list[Row]:
 def bench_rebuild(repeat: int = 2_000) -> list[Row]:
     """In-process: the spans of a one-tool turn rebuilt from its events, and the check an
     agent without an endpoint pays per turn."""
+    from opentelemetry.sdk.resources import Resource
+
     from agents.sdk import define_otel
     from agents.telemetry import EnvExport, TurnFacts, destination, turn_telemetry
-    from opentelemetry.sdk.resources import Resource
 
     at = datetime(2026, 1, 1, tzinfo=UTC)
     step = timedelta(milliseconds=1)
