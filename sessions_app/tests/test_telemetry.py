@@ -6,6 +6,7 @@ with an ``otel.py`` naming the collector."""
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 import uuid
 from pathlib import Path
@@ -157,3 +158,5 @@ def test_turn_spans_and_metrics_reach_the_agents_collector_without_content(
     finally:
         shutdown_all()
         receiver.close()
+        for slug in (lab, content, off):  # other tests list and validate this AGENTS_DIR
+            shutil.rmtree(live_agents_dir / slug, ignore_errors=True)
