@@ -169,6 +169,10 @@ class HostFiles:
         await self._store(scope).delete(path)
 
 
+# The platform's own metrics live under these names; an agent's may not.
+PLATFORM_METRIC_PREFIXES = ("cursor.", "agent_sdk.", "gen_ai.")
+
+
 class HostOtel:
     """``ctx.host.otel``: the agent's own metrics and span attributes (DESIGN.md §9.9),
     no-ops when the agent exports nothing. Every point carries ``agent_sdk.agent``."""
@@ -177,16 +181,21 @@ class HostOtel:
         self._agent = surface.slug
         self._telemetry = agent_telemetry(surface)
 
-    def _attributes(self, attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _attributes(self, name: str, attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+        if not isinstance(name, str) or not name or name.startswith(PLATFORM_METRIC_PREFIXES):
+            raise ValueError(
+                f"{name!r} is not a metric name an agent may use (not empty, not {PLATFORM_METRIC_PREFIXES})"
+            )
         return {**checked_attributes(attributes or {}), "agent_sdk.agent": self._agent}
 
     def increment(self, name: str, value: float = 1, attributes: Mapping[str, Any] | None = None) -> None:
         """Add ``value`` to the counter ``name``.
 
         Raises:
-            ValueError: attributes OpenTelemetry cannot carry, or too many instruments.
+            ValueError: a name of the platform's own (``cursor.*``, ``agent_sdk.*``), attributes
+                OpenTelemetry cannot carry, or too many instruments.
         """
-        points = self._attributes(attributes)
+        points = self._attributes(name, attributes)
         if self._telemetry is not None:
             self._telemetry.add(name, value, points, authored=True)
 
@@ -196,7 +205,7 @@ class HostOtel:
         Raises:
             ValueError: as ``increment``.
         """
-        points = self._attributes(attributes)
+        points = self._attributes(name, attributes)
         if self._telemetry is not None:
             self._telemetry.record(name, value, points, authored=True)
 

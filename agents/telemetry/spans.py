@@ -119,6 +119,7 @@ class _Builder:
         self.args: dict[str, Any] = {}
         self.subagent_calls: dict[str, str] = {}  # call id -> subagent name
         self.tool_calls: list[tuple[str, str]] = []
+        self.model = facts.model  # the turn's, as turn.started logged it
 
     def _context(self, span_id: int) -> SpanContext:
         return SpanContext(self.trace_id, span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
@@ -145,7 +146,7 @@ class _Builder:
 
     def model_of(self, parent_call: str | None) -> str:
         if parent_call is None:
-            return self.facts.model
+            return self.model
         return self.facts.subagent_models.get(self.subagent_calls.get(parent_call, ""), self.facts.model)
 
     def on(self, type_: str, data: Mapping[str, Any], at: int) -> None:
@@ -200,7 +201,8 @@ class _Builder:
             if self.facts.include_content:
                 attributes["agent_sdk.tool.arguments"] = _content(self.args.get(call_id))
                 attributes["agent_sdk.tool.result"] = _content(data.get("output"))
-            attributes.update(self.facts.extra.get(call_id, {}))
+            # Authored attributes first: they never overwrite the platform's own (agent_sdk.agent, ...).
+            attributes = {**self.facts.extra.get(call_id, {}), **attributes}
             # Calls of a step run one after another: each starts when the run's previous event was logged.
             span = _Open(
                 "agent_sdk.tool", _id(64, "call", call_id), self.parent_of(parent), previous, attributes=attributes
@@ -222,7 +224,7 @@ def turn_telemetry(
         start = moment if start is None else start
         end = moment
         if type_ == EventType.TURN_STARTED:
-            model = str(data.get("model") or model)
+            model = builder.model = str(data.get("model") or model)
             start = moment
             continue
         if type_ in (EventType.TURN_COMPLETED, EventType.TURN_FAILED):
@@ -261,7 +263,7 @@ def turn_telemetry(
         attributes["agent_sdk.turn.input"] = _content(facts.message)
         if not failed:
             attributes["agent_sdk.turn.output"] = _content(ended.get("result", ""))
-    attributes.update(facts.extra.get(None, {}))
+    attributes = {**facts.extra.get(None, {}), **attributes}
     for span in list(builder.open.values()):  # cut short (the turn failed mid-step): end with the turn
         builder.close(span, end, "the turn ended first")
     root = _Open("agent_sdk.turn", builder.root_id, None, start, attributes=attributes)

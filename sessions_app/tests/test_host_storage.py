@@ -122,6 +122,8 @@ def test_otel_calls_are_no_ops_without_an_exporter_but_still_check_attributes(al
     otel.set_attributes({"lab.city": "lyon"})
     with pytest.raises(ValueError, match=r"'lab\.where'"):
         otel.set_attributes({"lab.where": {"nested": "dict"}})
+    with pytest.raises(ValueError, match="not a metric name an agent may use"):
+        otel.increment("cursor.token.usage", 10**6)  # the platform's own
 
 
 def test_a_host_fs_root_reads_and_lists_the_stored_files(alice, agent):
