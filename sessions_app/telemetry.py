@@ -10,12 +10,14 @@ there too. Everything here returns at once for an agent that exports nothing.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from agent_platform.conf import platform_settings
 from agents.config import outbound_policy, runtime_settings
 from agents.discovery import AgentSurface
 from agents.events import DELTAS, EventType
+from agents.models import Agent
 from agents.registry import surface_for
 from agents.telemetry import (
     EnvExport,
@@ -26,7 +28,7 @@ from agents.telemetry import (
     telemetry_for,
     turn_telemetry,
 )
-from sessions_app.models import Event, Turn
+from sessions_app.models import Event, Session, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -128,3 +130,47 @@ def _export(turn: Turn, surface: AgentSurface, telemetry: Telemetry) -> None:
     for name in built.subagents:
         telemetry.add("agent_sdk.subagent.count", 1, {**agent, "agent_sdk.subagent": name})
     telemetry.add("agent_sdk.turn.count", 1, {**agent, "agent_sdk.turn.status": built.status})
+
+
+def export_direct_call(
+    agent: Agent, session: Session | None, call: tuple[str, str, Any], result: Any, window: tuple[datetime, datetime]
+) -> None:
+    """A tool run with no turn (``POST /v1/tools/:name``): its span under a synthetic
+    ``agent_sdk.turn`` (``agent_sdk.turn.synthetic``), and its ``cursor.tool.calls``.
+    ``call``: (call id, tool name, arguments); ``result``: the ``CallResult``."""
+    surface = surface_for(agent)
+    telemetry = agent_telemetry(surface)
+    if telemetry is None:
+        return
+    call_id, tool, arguments = call
+    turn_id = direct_turn_id(call_id)
+    try:
+        facts = TurnFacts(
+            session_id=session.pk if session is not None else "",
+            agent=surface.slug,
+            turn_id=turn_id,
+            channel=session.channel if session is not None else "http",
+            model=surface.config.model or runtime_settings(surface).default_model,
+            include_content=include_content(surface),
+            extra={**take_attributes(turn_id), None: {"agent_sdk.turn.synthetic": True}},
+        )
+        begun, ended = window
+        requested = {"calls": [{"callId": call_id, "toolName": tool, "args": arguments}]}
+        outcome = {"callId": call_id, "toolName": tool, "output": result.output, "isError": result.is_error}
+        records = [
+            (str(EventType.ACTIONS_REQUESTED), requested, begun),
+            (str(EventType.ACTION_RESULT), outcome, ended),
+            (str(EventType.TURN_COMPLETED), {"result": "", "usage": {}, "cost": None}, ended),
+        ]
+        built = turn_telemetry(records, facts, telemetry.resource)
+        telemetry.export(built.spans)
+        for name, status in built.tool_calls:
+            attributes = {"agent_sdk.agent": surface.slug, "cursor.tool.name": name, "cursor.tool.status": status}
+            telemetry.add("cursor.tool.calls", 1, attributes)
+    except Exception:  # observe-only
+        logger.exception("the telemetry of direct call %s was not exported", call_id)
+
+
+def direct_turn_id(call_id: str) -> str:
+    """The synthetic turn of a direct call (its trace id derives from it)."""
+    return f"direct:{call_id}"

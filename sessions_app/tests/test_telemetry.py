@@ -86,11 +86,18 @@ def test_turn_spans_and_metrics_reach_the_agents_collector_without_content(
         ).json()
         session_id, turn_id = created["sessionId"], created["turnId"]
         live(slug=lab).wait_for(session_id, "turn.completed")
+        # A tool run with no turn: its span under a synthetic turn.
+        direct = client.post(f"/{lab}/v1/tools/lookup", {"input": {"city": "Zanzibar"}}, format="json")
+        assert direct.status_code == 200, direct.content
         shown.wait_for(shown_id, "turn.completed")
 
-        def turn_spans(slug: str) -> list:
+        def turn_spans(slug: str, synthetic: bool = False) -> list:
             return [
-                s for s in receiver.spans() if s.name == "agent_sdk.turn" and s.attributes["agent_sdk.agent"] == slug
+                s
+                for s in receiver.spans()
+                if s.name == "agent_sdk.turn"
+                and s.attributes["agent_sdk.agent"] == slug
+                and s.attributes.get("agent_sdk.turn.synthetic", False) == synthetic
             ]
 
         def metric_names() -> set[str]:
@@ -105,7 +112,12 @@ def test_turn_spans_and_metrics_reach_the_agents_collector_without_content(
             "agent_sdk.http.duration",
             "lab.lookups",
         }
-        receiver.wait_until(lambda: bool(turn_spans(lab)) and bool(turn_spans(content)) and wanted <= metric_names())
+        receiver.wait_until(
+            lambda: (
+                all([turn_spans(lab), turn_spans(lab, synthetic=True), turn_spans(content)])
+                and wanted <= metric_names()
+            )
+        )
         spans = receiver.spans()
 
         # The turn: the root of a trace of its own, not the HTTP request's.
@@ -133,6 +145,12 @@ def test_turn_spans_and_metrics_reach_the_agents_collector_without_content(
         assert {c.parent_id for c in chats} == {turn.span_id, helper.span_id}
         assert all(c.attributes["gen_ai.operation.name"] == "chat" for c in chats)
         assert all(c.attributes["gen_ai.usage.input_tokens"] > 0 for c in chats)
+
+        (synthetic,) = turn_spans(lab, synthetic=True)
+        (direct_tool,) = [s for s in spans if s.trace_id == synthetic.trace_id and s.name == "agent_sdk.tool"]
+        assert direct_tool.parent_id == synthetic.span_id
+        assert direct_tool.attributes["agent_sdk.call_id"] == direct.json()["callId"]
+        assert direct_tool.attributes["lab.cache"] == "miss"
 
         # The request: a SERVER span in the caller's trace, under the caller's span.
         (http,) = [s for s in spans if s.name == "agent_sdk.http" and s.trace_id == caller_trace]
