@@ -59,6 +59,8 @@ def test_turn_spans_and_metrics_reach_the_agents_collector_without_content(
     # This process serves the requests (their agent_sdk.http spans): export soon.
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
     monkeypatch.setenv("OTEL_METRIC_EXPORT_INTERVAL", "200")
+    # The operator's collector credentials: never sent to an endpoint an otel.py names.
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-operator-key=op-secret")
     settings.PLATFORM = {**settings.PLATFORM, "OUTBOUND_ALLOW": ("127.0.0.1",)}
     tag = uuid.uuid4().hex[:6]
     lab, content, off = f"otel-{tag}", f"otelc-{tag}", f"oteloff-{tag}"
@@ -172,9 +174,39 @@ def test_turn_spans_and_metrics_reach_the_agents_collector_without_content(
         (shown_tool,) = [s for s in spans if s.name == "agent_sdk.tool" and s.trace_id == shown_trace]
         assert json.loads(shown_tool.attributes["agent_sdk.tool.arguments"]) == {"city": "Timbuktu"}
         assert all(headers.get("x-collector-key") == "k-123" for _, headers, _ in receiver.requests)
+        assert not any("x-operator-key" in headers for _, headers, _ in receiver.requests)
         assert not any(b"Quietville" in body or off.encode() in body for body in bodies)
     finally:
         shutdown_all()
         receiver.close()
         for slug in (lab, content, off):  # other tests list and validate this AGENTS_DIR
             shutil.rmtree(live_agents_dir / slug, ignore_errors=True)
+
+
+def test_the_environment_names_the_collector_for_agents_without_an_endpoint(client_for, alice, settings, monkeypatch):
+    receiver = Receiver()
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-operator-key=op-secret")
+    settings.PLATFORM = {
+        **settings.PLATFORM,
+        "OTEL_TRACES_ENDPOINT": f"{receiver.url}/v1/traces",
+        "OTEL_METRICS_ENDPOINT": "",  # traces only
+        "OTEL_SERVICE_NAME": "ops-platform",
+    }
+    try:
+        client = client_for(alice)
+        assert client.get("/weather/v1/health").status_code == 200
+        assert client.get("/weather/v1/session/ses_nope").status_code == 404
+        receiver.wait_until(lambda: len(receiver.spans()) >= 2)
+        spans = receiver.spans()
+        assert {(s.name, s.attributes["http.response.status_code"]) for s in spans} == {
+            ("agent_sdk.http", 200),
+            ("agent_sdk.http", 404),
+        }
+        assert {s.resource["service.name"] for s in spans} == {"ops-platform"}
+        assert all(s.parent_id == "" and s.attributes["agent_sdk.agent"] == "weather" for s in spans)
+        assert all(headers.get("x-operator-key") == "op-secret" for _, headers, _ in receiver.requests)
+        assert {path for path, _, _ in receiver.requests} == {"/v1/traces"}
+    finally:
+        shutdown_all()
+        receiver.close()
