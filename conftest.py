@@ -95,6 +95,9 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
         "PLATFORM_WEBHOOK_BACKOFF_SECONDS": "0.2",
         "PLATFORM_WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS": "0",
         "TEST_WEBHOOK_SECRET": "whsec-test-secret",
+        # Agents that export OpenTelemetry (sessions_app/tests/test_telemetry.py) do so soon.
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+        "OTEL_METRIC_EXPORT_INTERVAL": "200",
     }
     log = (tmp_path_factory.mktemp("worker-log") / "worker.log").open("w")
     worker = subprocess.Popen(

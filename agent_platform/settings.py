@@ -133,6 +133,8 @@ MIDDLEWARE = [
     "agent_platform.csp.content_security_policy",
     # Next: a NUL in the path, query or a cookie is 400 before anything looks it up.
     "agent_platform.errors.MalformedRequestMiddleware",
+    # Each request to an agent's routes: its agent_sdk.http span (for agents that export).
+    "agent_platform.telemetry.http_telemetry",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -266,6 +268,21 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", not PLATFORM_DEV)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 
+
+def _otel_signal_url(signal: str) -> str:
+    """OpenTelemetry's own variables (docs/observability.md): the full URL of one signal's
+    OTLP/HTTP endpoint, or "" when none is named or the SDK is disabled. The exporter reads
+    the others (headers, timeout, compression, certificates) itself."""
+    if env_bool("OTEL_SDK_DISABLED", False):
+        return ""
+    protocol = env_str(f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL") or env_str("OTEL_EXPORTER_OTLP_PROTOCOL")
+    if protocol and protocol != "http/protobuf":
+        raise ImproperlyConfigured(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: only http/protobuf is exported.")
+    own = env_str(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT")
+    base = env_str("OTEL_EXPORTER_OTLP_ENDPOINT").rstrip("/")
+    return own or (f"{base}/v1/{signal}" if base else "")
+
+
 # --- The platform's own knobs (read through agent_platform.conf.platform_settings) ---
 
 # How long a turn may run (seconds), and how many turns one worker process runs at once.
@@ -337,6 +354,11 @@ PLATFORM = {
     # the files store. ARTIFACT_MAX_BYTES is the most one artifact may hold (a tag over it fails).
     "ARTIFACT_INLINE_BYTES": env_int("PLATFORM_ARTIFACT_INLINE_BYTES", 262_144, minimum=0),
     "ARTIFACT_MAX_BYTES": env_int("PLATFORM_ARTIFACT_MAX_BYTES", 26_214_400, minimum=1),
+    # OpenTelemetry export by the environment (OTEL_EXPORTER_OTLP_*): full signal URLs, ""
+    # for none; an agent's otel.py may name its own endpoint or turn export off.
+    "OTEL_TRACES_ENDPOINT": _otel_signal_url("traces"),
+    "OTEL_METRICS_ENDPOINT": _otel_signal_url("metrics"),
+    "OTEL_SERVICE_NAME": env_str("OTEL_SERVICE_NAME"),
 }
 
 

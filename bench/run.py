@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import slack_events as slack
+import tracing
 from ab import bench_ab, write_ab_agents
 from discovery import generate
 from evals import EVAL_AGENT, bench_evals, write_eval_agent
@@ -161,6 +162,7 @@ def agents_dir(work: Path, sizes: Sizes) -> tuple[Path, int]:
     if not found:
         raise BenchError(f"could not take max_running_turns out of {definition}")
     definition.write_text(text)
+    tracing.add_agent(folder)
     write_ticker(folder)
     write_eval_agent(folder, sizes.eval_cases, sizes.eval_concurrency, sizes.eval_sleep)
     write_ab_agents(folder)
@@ -579,6 +581,7 @@ def bench_mcp_calls(sizes: Sizes) -> list[Row]:
 BENCHMARKS = (
     "reference",
     "turns",
+    "tracing",
     "follow-ups",
     "cpu",
     "streaming",
@@ -637,6 +640,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
         steps: list[tuple[str, str, Callable[[], list[Row]]]] = [
             ("reference", "reference request", lambda: bench_reference(stack)),
             ("turns", f"turn overhead ({sizes.turns} sessions)", lambda: bench_turn_overhead(stack, sizes)),
+            (
+                "tracing",
+                f"tracing cost ({sizes.turns // 2} + {sizes.turns // 2} tool turns)",
+                lambda: tracing.bench_tracing(stack, max(10, sizes.turns // 2)),
+            ),
             (
                 "follow-ups",
                 f"follow-up overhead and long session ({max(sizes.follow_ups, sizes.long_session)} turns)",
@@ -712,6 +720,7 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
             run.step(f"MCP tool calls ({sizes.mcp_turns} turns per kind)", lambda: bench_mcp_calls(sizes))
     finally:
         processes.stop_all()
+        tracing.close()
         drop_database(database)
         if database_exists(database):
             print(f"warning: could not drop database {database}", file=sys.stderr)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.utils import timezone
 
 from agent_platform.errors import DomainError
 from agent_platform.models import Principal
@@ -31,6 +32,7 @@ from agents.models import Agent
 from agents.runtime.conversation import new_call_id
 from agents.runtime.tool_calls import CallResult, needs_approval, run_server_tool, validate_arguments
 from agents.sdk import ExtensionContext, SessionInfo, Tool, ToolContext
+from agents.telemetry import running_in
 from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.host import host_for, host_for_agent, session_info
@@ -38,6 +40,7 @@ from sessions_app.models import Session
 from sessions_app.records.artifacts import SessionArtifacts
 from sessions_app.scheduling import ACTIVE_TURNS
 from sessions_app.services import SessionBusy
+from sessions_app.telemetry import direct_turn_id, export_direct_call
 
 
 class ToolNotFound(DomainError):
@@ -121,7 +124,7 @@ def call_directly(
             "ask for it in a session (a message that makes the model call it), then approve the call."
         )
     call_id = new_call_id()
-    started = time.monotonic()
+    started, begun = time.monotonic(), timezone.now()
     if session is not None:
         requested = events.actions_requested([(call_id, tool.name, raw_input)])
         append_events(session.pk, [NewEvent(EventType.ACTIONS_REQUESTED, {**requested, "direct": True})])
@@ -135,8 +138,10 @@ def call_directly(
         ctx = ToolContext(
             session=info, host=host, artifacts=artifacts, call_id=call_id, channel=channel, extension=extension
         )
-        result = async_to_sync(run_server_tool)(tool, arguments, ctx)
+        with running_in(direct_turn_id(call_id), call_id):  # ctx.host.otel.set_attributes: this call's span
+            result = async_to_sync(run_server_tool)(tool, arguments, ctx)
     if session is not None:
         data = events.action_result(call_id, tool.name, result.output, is_error=result.is_error, stubbed=result.stubbed)
         append_events(session.pk, [NewEvent(EventType.ACTION_RESULT, data)])
+    export_direct_call(agent, session, (call_id, tool.name, raw_input), result, (begun, timezone.now()))
     return DirectCall(call_id, tool.name, result, int((time.monotonic() - started) * 1000))

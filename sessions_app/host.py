@@ -5,10 +5,10 @@ files per session (the default) or agent-wide (``scope="deployment"``); a write
 that passes the ``etag`` it read replaces the file only if nobody changed it since.
 Names resolve inside the caller's tenant and agent, so one tenant can never name
 another's keys or files. ``reminders`` is bound to the session (None without one:
-``sessions_app.triggers.reminders``). ``otel`` gives counters and histograms (no-ops unless a
-meter provider is configured). ``mcp`` calls the agent's MCP connections
-(``agents.runtime.mcp``). ``slack`` and ``github`` are the packs' API clients (None when
-the agent has no such channel).
+``sessions_app.triggers.reminders``). ``otel`` counts, records and sets span attributes
+(no-ops unless the agent exports: ``sessions_app.telemetry``). ``mcp`` calls the agent's MCP
+connections (``agents.runtime.mcp``). ``slack`` and ``github`` are the packs' API clients
+(None when the agent has no such channel).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 from channels.db import database_sync_to_async as in_thread
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
-from opentelemetry import metrics
 
 from agents.config import mcp_connections
+from agents.discovery import AgentSurface
 from agents.models import Agent
 from agents.registry import surface_for
 from agents.runtime.fs.base import NotFoundError, WriteFailedError, normalize
@@ -33,7 +33,9 @@ from agents.runtime.fs.host import StoreEntry
 from agents.runtime.mcp.connections import McpConnections
 from agents.sdk import SessionInfo
 from agents.sdk.memory import MEMORY_DIR
+from agents.telemetry import checked_attributes, set_attributes
 from sessions_app.models import ABAssignment, FileScope, KVEntry, Session, StoredFile
+from sessions_app.telemetry import agent_telemetry
 from sessions_app.triggers.github_progress import github_client_for
 from sessions_app.triggers.reminders import SessionReminders
 from sessions_app.triggers.slack_api import slack_client_for
@@ -196,17 +198,55 @@ class HostFiles:
         await self._store(scope).delete(path)
 
 
+# The platform's own metrics live under these names; an agent's may not.
+PLATFORM_METRIC_PREFIXES = ("cursor.", "agent_sdk.", "gen_ai.")
+
+
 class HostOtel:
-    """``ctx.host.otel``: the agent's own metrics."""
+    """``ctx.host.otel``: the agent's own metrics and span attributes (DESIGN.md §9.9),
+    no-ops when the agent exports nothing. Every point carries ``agent_sdk.agent``."""
 
-    def __init__(self, agent_slug: str) -> None:
-        self._meter = metrics.get_meter(f"agent_platform.agent.{agent_slug}")
+    def __init__(self, surface: AgentSurface) -> None:
+        self._agent = surface.slug
+        self._telemetry = agent_telemetry(surface)
 
-    def counter(self, name: str, *, unit: str = "1", description: str = "") -> metrics.Counter:
-        return self._meter.create_counter(name, unit=unit, description=description)
+    def _attributes(self, name: str, attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+        if not isinstance(name, str) or not name or name.startswith(PLATFORM_METRIC_PREFIXES):
+            raise ValueError(
+                f"{name!r} is not a metric name an agent may use (not empty, not {PLATFORM_METRIC_PREFIXES})"
+            )
+        return {**checked_attributes(attributes or {}), "agent_sdk.agent": self._agent}
 
-    def histogram(self, name: str, *, unit: str = "1", description: str = "") -> metrics.Histogram:
-        return self._meter.create_histogram(name, unit=unit, description=description)
+    def increment(self, name: str, value: float = 1, attributes: Mapping[str, Any] | None = None) -> None:
+        """Add ``value`` to the counter ``name``.
+
+        Raises:
+            ValueError: a name of the platform's own (``cursor.*``, ``agent_sdk.*``), attributes
+                OpenTelemetry cannot carry, or too many instruments.
+        """
+        points = self._attributes(name, attributes)
+        if self._telemetry is not None:
+            self._telemetry.add(name, value, points, authored=True)
+
+    def record(self, name: str, value: float, attributes: Mapping[str, Any] | None = None) -> None:
+        """Record ``value`` in the histogram ``name``.
+
+        Raises:
+            ValueError: as ``increment``.
+        """
+        points = self._attributes(name, attributes)
+        if self._telemetry is not None:
+            self._telemetry.record(name, value, points, authored=True)
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        """Add attributes to the span the code runs in: the tool call's, else the turn's.
+
+        Raises:
+            ValueError: as ``increment``.
+        """
+        checked = checked_attributes(attributes)
+        if self._telemetry is not None:
+            set_attributes(checked)
 
 
 @dataclass
@@ -259,7 +299,7 @@ def host_for_agent(
     return PlatformHost(
         kv=DatabaseKV(tenant_id, agent.pk),
         files=HostFiles(session_store, deployment),
-        otel=HostOtel(agent.slug),
+        otel=HostOtel(surface),
         mcp=mcp_connections(agent, surface),
         slack=slack_client_for(agent, surface),
         reminders=SessionReminders(session_id) if session_id else None,

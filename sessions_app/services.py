@@ -42,6 +42,7 @@ from sessions_app.models import (
 )
 from sessions_app.records import ab
 from sessions_app.scheduling import ACTIVE_TURNS, enqueue_turn, settle_session
+from sessions_app.telemetry import count_session
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +191,7 @@ def start_session(
         )
         # A new session has no other turn that could be running: hand this one out.
         transaction.on_commit(lambda: enqueue_turn(turn.pk, session.tenant_id))
+    count_session(surface, purpose)
     return session, turn
 
 

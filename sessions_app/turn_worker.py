@@ -45,6 +45,7 @@ from sessions_app.records import ab
 from sessions_app.records.artifacts import SessionArtifacts
 from sessions_app.scheduling import claim_turn, settle_session
 from sessions_app.sink import DatabaseSink
+from sessions_app.telemetry import export_turn
 from sessions_app.turn_loop import LeaseLost, TurnLoop, turn_loop, turn_tenant
 
 logger = logging.getLogger(__name__)
@@ -129,14 +130,15 @@ def _request(turn: Turn) -> TurnRequest:
 def _end_without_running(turn: Turn, message: str, reason: str | None = None) -> None:
     _fail(turn, message, reason)
     settle_session(turn.session_id)
-    _sample(turn)
+    _observe(turn, surface_for(turn.session.agent))
 
 
-def _sample(turn: Turn) -> None:
-    """The session's A/B samples, now that the turn has settled (observe-only)."""
-    surface = surface_for(turn.session.agent)
+def _observe(turn: Turn, surface: AgentSurface) -> None:
+    """What watches a settled turn, each observe-only: the session's A/B samples, then the
+    turn's spans and metrics."""
     if surface.experiments:
         ab.record_sample(turn.session, surface)
+    export_turn(turn, surface)
 
 
 def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
@@ -190,13 +192,14 @@ def _platform_failure(turn: Turn, failure: Exception) -> None:
     _end_without_running(turn, f"the platform failed running this turn: {type(failure).__name__}: {failure}")
 
 
-def _end(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
+def _end(turn: Turn, outcome: TurnOutcome, history_length: int, surface: AgentSurface) -> None:
     """Record the outcome, then move the session on. Two transactions: settling locks the
-    session row, and a follow-up locks the session before the turns (one lock order)."""
+    session row, and a follow-up locks the session before the turns (one lock order).
+    An ended turn's spans are built from its log last (a parked one has not ended)."""
     _record(turn, outcome, history_length)
     settle_session(turn.session_id)
     if outcome.status != "parked":
-        _sample(turn)
+        _observe(turn, surface)
 
 
 def _journal(turn: Turn) -> Journal:
@@ -305,7 +308,7 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
             raise LeaseLost(turn.pk)
         if sink.closed:
             return  # the worker is going away mid-turn (see execute_turn): nothing more is recorded
-        await loop.db(_end, turn, outcome, len(request.history))
+        await loop.db(_end, turn, outcome, len(request.history), started.surface)
     except StaleAttempt:
         # Another worker took the turn up (this one's lease ran out): it is theirs now.
         logger.warning("turn %s: attempt %d was overtaken; stopped", turn.pk, turn.attempts, extra=_tags(turn))

@@ -50,6 +50,8 @@ def served_agent(
     if agent is None:
         raise AgentNotFound(f"No agent is served at /{slug}/.")
     surface = surface_for(agent)
+    # The request's agent, for its agent_sdk.http span (agent_platform.telemetry).
+    setattr(getattr(request, "_request", request), "agent_surface", surface)  # noqa: B010
     if surface.errors and not allow_invalid:
         shown = "; ".join(str(d) for d in surface.errors[:MAX_DIAGNOSTICS_IN_MESSAGE])
         raise AgentNotServed(f"Agent {slug!r} is not served: {shown}")

@@ -488,6 +488,7 @@ def discover_agent(
     _check_playground(walk, surface)
     _check_connections(walk, surface, outbound or OutboundPolicy())
     _check_webhooks(tree / "agent.py", walk, surface, outbound or OutboundPolicy())
+    _check_otel(tree / "otel.py", walk, surface, outbound or OutboundPolicy())
     _evals(folder, walk, surface)
     return surface, loader
 
@@ -502,6 +503,16 @@ def _check_webhooks(agent_file: Path, walk: Walk, surface: AgentSurface, policy:
         for event_type in webhook.events:
             if event_type != "*" and event_type not in walk.known_events:
                 walk.report(codes.UNKNOWN_EVENT, agent_file, f"webhooks[{position}] names unknown event {event_type!r}")
+
+
+def _check_otel(otel_file: Path, walk: Walk, surface: AgentSurface, policy: OutboundPolicy) -> None:
+    """An ``otel.py`` endpoint is fetched like a webhook: refused now if the policy refuses it."""
+    if surface.otel is None or not surface.otel.endpoint:
+        return
+    try:
+        policy.check_url(surface.otel.endpoint)
+    except OutboundRefused as refused:
+        walk.report(codes.INVALID_DEFINITION, otel_file, f"the OpenTelemetry endpoint is refused: {refused}")
 
 
 def _check_connections(walk: Walk, surface: AgentSurface, policy: OutboundPolicy) -> None:

@@ -63,6 +63,7 @@ from agents.runtime.tool_calls import (
 from agents.runtime.workspace import prepare_workspace, with_memory
 from agents.sdk import ChannelInfo, ResultContext, SessionInfo, Signal, ToolContext
 from agents.sdk._context import Artifacts, Host
+from agents.telemetry import running_in
 
 DEFAULT_MAX_STEPS = 25
 
@@ -452,7 +453,8 @@ class _Run:
         ctx = dataclasses.replace(
             self.ctx, call_id=call.call_id, extension=extension_context(self.extensions, entry.extension)
         )
-        return await run_server_tool(tool, arguments, ctx)
+        with running_in(self.request.turn_id, call.call_id):  # ctx.host.otel.set_attributes: the tool's span
+            return await run_server_tool(tool, arguments, ctx)
 
     async def _run_mcp_tool(self, call: ToolCall, tool: McpTool) -> CallResult:
         if call.arguments is None:
@@ -661,7 +663,8 @@ async def run_turn(
     run = _Run(surface, request, emitter, settings)
     await emitter.emit(EventType.TURN_STARTED, {"model": run.model_id, "testModel": run.model_id == "test"})
     messages = [*request.history, Message("user", request.message)]
-    return await _finish(run, _prepared(run, lambda: run.loop(messages, 0)))
+    with running_in(request.turn_id):
+        return await _finish(run, _prepared(run, lambda: run.loop(messages, 0)))
 
 
 async def resume_turn(
@@ -684,4 +687,5 @@ async def resume_turn(
         raise KeyError(f"no decision for {missing}")
     emitter = TurnEmitter(sink, request.turn_id, journal=journal)
     run = _Run(surface, request, emitter, settings or RuntimeSettings())
-    return await _finish(run, _prepared(run, lambda: run.resume(state, decisions)))
+    with running_in(request.turn_id):
+        return await _finish(run, _prepared(run, lambda: run.resume(state, decisions)))

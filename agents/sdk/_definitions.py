@@ -525,6 +525,7 @@ class OtelConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     service_name: str | None = None
     enabled: bool = True
+    include_content: bool = False
 
 
 def define_otel(
@@ -533,9 +534,29 @@ def define_otel(
     headers: Mapping[str, str] | None = None,
     service_name: str | None = None,
     enabled: bool = True,
+    include_content: bool = False,
 ) -> OtelConfig:
-    """OpenTelemetry export for this agent (OTLP over HTTP)."""
-    return OtelConfig(endpoint, dict(headers or {}), service_name, enabled)
+    """OpenTelemetry export for this agent (OTLP over HTTP, protobuf).
+
+    ``endpoint`` is the collector's base URL (``/v1/traces`` and ``/v1/metrics`` are
+    added); without one, the ``OTEL_EXPORTER_OTLP_*`` environment decides. ``headers``
+    go with every export to ``endpoint`` (the environment's headers never do).
+    ``enabled=False`` exports nothing for this agent, whatever the environment says;
+    ``include_content=True`` adds prompt text and tool payloads to the spans.
+
+    Example::
+
+        otel = define_otel(endpoint="https://collector.example.com", headers={"x-api-key": "..."})
+
+    Raises:
+        DefinitionError: an endpoint that is not an http(s) URL, or headers that are not strings.
+    """
+    if endpoint is not None and (not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://"))):
+        raise DefinitionError(f"endpoint must be an http(s) URL, not {endpoint!r}")
+    for name, value in dict(headers or {}).items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise DefinitionError(f"headers must map strings to strings; {name!r}: {value!r} does not")
+    return OtelConfig(endpoint, dict(headers or {}), service_name, enabled, include_content)
 
 
 # --- evals ---------------------------------------------------------------------------------

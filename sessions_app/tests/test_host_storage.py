@@ -115,10 +115,15 @@ def test_deleting_a_missing_file_says_not_found(alice, agent):
         run(files.delete("nope"))
 
 
-def test_otel_instruments_work_without_an_exporter(alice, agent):
+def test_otel_calls_are_no_ops_without_an_exporter_but_still_check_attributes(alice, agent):
     otel = host_for(SessionFactory(principal=alice, agent=agent)).otel
-    otel.counter("lookups").add(1, {"city": "lyon"})
-    otel.histogram("latency_ms").record(12.5)
+    otel.increment("lookups", 1, {"city": "lyon"})
+    otel.record("latency_ms", 12.5)
+    otel.set_attributes({"lab.city": "lyon"})
+    with pytest.raises(ValueError, match=r"'lab\.where'"):
+        otel.set_attributes({"lab.where": {"nested": "dict"}})
+    with pytest.raises(ValueError, match="not a metric name an agent may use"):
+        otel.increment("cursor.token.usage", 10**6)  # the platform's own
 
 
 def test_a_host_fs_root_reads_and_lists_the_stored_files(alice, agent):

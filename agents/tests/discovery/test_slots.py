@@ -236,13 +236,24 @@ def test_otel_py_turns_export_on(build):
             "agent/otel.py": """
                 from agents.sdk import define_otel
 
-                otel = define_otel(endpoint="http://collector:4318", service_name="demo")
+                otel = define_otel(endpoint="https://collector.example.com", service_name="demo")
             """
         }
     )
     assert codes(surface) == []
-    assert surface.otel.endpoint == "http://collector:4318"
+    assert surface.otel.endpoint == "https://collector.example.com"
     assert surface.info("test")["otel"] is True
+
+
+def test_an_otel_endpoint_the_outbound_policy_refuses_is_an_error(build):
+    # The platform's servers would connect to it: plain http to a private name is refused like an MCP URL.
+    surface = build(
+        {
+            "agent/otel.py": 'from agents.sdk import define_otel\n\notel = define_otel(endpoint="http://collector:4318")\n'
+        }
+    )
+    assert codes(surface) == ["agents.E013"]
+    assert "OpenTelemetry endpoint is refused" in str(surface.errors[0])
 
 
 def test_a_single_file_slot_with_the_wrong_helper_is_an_error(build):
