@@ -40,6 +40,7 @@ class TaskName(StrEnum):
     SWEEP_WEBHOOK_DELIVERIES = "sessions_app.tasks.sweep_webhook_deliveries"
     RUN_EVALS = "sessions_app.tasks.run_evals"
     SWEEP_EVAL_RUNS = "sessions_app.tasks.sweep_eval_runs"
+    RUN_RETENTION = "sessions_app.tasks.run_retention"
 
 
 class QueueKind(StrEnum):
@@ -54,6 +55,7 @@ KIND_OF_TASK = {
     TaskName.DISPATCH_EVENTS: QueueKind.HOOKS,
     TaskName.SWEEP_TURNS: QueueKind.MAINTENANCE,
     TaskName.PRUNE_LOG_LINES: QueueKind.MAINTENANCE,
+    TaskName.RUN_RETENTION: QueueKind.MAINTENANCE,
     TaskName.FIRE_REMINDERS: QueueKind.MAINTENANCE,
     TaskName.SYNC_SCHEDULES: QueueKind.MAINTENANCE,
     TaskName.FIRE_SCHEDULE: QueueKind.SCHEDULES,

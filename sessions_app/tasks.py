@@ -17,6 +17,7 @@ from sessions_app.dispatch import dispatch_pending, sweep_undispatched
 from sessions_app.evals import runs as eval_runs
 from sessions_app.maintenance import prune_log_lines as prune
 from sessions_app.queues import TaskName, send
+from sessions_app.records import retention
 from sessions_app.scheduling import AgentAtCapacity, TurnDeferred
 from sessions_app.scheduling import sweep_turns as sweep
 from sessions_app.triggers import schedules
@@ -32,6 +33,12 @@ CAPACITY_RETRY_SECONDS = 0.5
 def prune_log_lines() -> int:
     """Keep the newest ``PLATFORM['LOG_LINES_KEPT']`` log lines (beat, every 10 minutes)."""
     return prune(keep=platform_settings.LOG_LINES_KEPT)
+
+
+@shared_task(name=TaskName.RUN_RETENTION)
+def run_retention() -> dict[str, object]:
+    """Delete ended sessions past their retention, old trigger records, idle workspaces (beat, hourly)."""
+    return retention.run_retention().as_dict()
 
 
 # max_retries=None: a turn waiting for its agent's capacity waits as long as it takes

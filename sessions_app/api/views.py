@@ -17,7 +17,7 @@ from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.api.base import AgentView
-from sessions_app import approvals, services
+from sessions_app import approvals, forks, services
 from sessions_app.access import SessionNotFound, visible_sessions
 from sessions_app.api.base import ERROR, NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.api.idempotency import IDEMPOTENCY_KEY, idempotent
@@ -25,6 +25,8 @@ from sessions_app.api.serializers import (
     CreateSessionBody,
     DecisionBody,
     FollowUpBody,
+    ForkBody,
+    Forked,
     SessionSerializer,
     TurnAccepted,
 )
@@ -165,6 +167,22 @@ class SessionStopView(SessionView):
     )
     def post(self, request: Request, agent_slug: str, session_id: str) -> Response:
         return Response({"stopped": services.stop_session(self.session)}, status=202)
+
+
+class SessionForkView(SessionView):
+    """``POST /<slug>/v1/session/:id/fork`` ``{atIndex?}``: a new session of the same
+    principal starting with a copy of events ``0..atIndex`` (201)."""
+
+    @extend_schema(
+        operation_id="session_fork",
+        request=ForkBody,
+        responses={201: Forked, 400: ERROR, 403: ERROR, 404: ERROR, 413: ERROR},
+    )
+    def post(self, request: Request, agent_slug: str, session_id: str) -> Response:
+        if not isinstance(request.data, dict):
+            raise ApiError(400, "invalid", 'The body must be a JSON object: {"atIndex"?: N}.')
+        fork = forks.fork_session(self.session, request.data.get("atIndex"))
+        return Response({"sessionId": fork.pk, "continuationToken": fork.continuation_token or ""}, status=201)
 
 
 class ApprovalView(SessionView):
