@@ -37,7 +37,8 @@ def test_a_fork_copies_the_prefix_goes_on_alone_and_only_its_owner_may_make_one(
     response = client.client.post(fork_url, {"atIndex": first_wait}, format="json")
     assert response.status_code == 201, response.content
     fork = response.json()
-    assert fork["continuationToken"].startswith("ct_") and fork["sessionId"] not in (original, whole.json()["sessionId"])
+    assert fork["continuationToken"].startswith("ct_")
+    assert fork["sessionId"] not in (original, whole.json()["sessionId"])
     state = client.state(fork["sessionId"])
     assert state["status"] == "waiting" and state["forkedFrom"] == {"sessionId": original, "index": first_wait}
     assert client.state(original)["forkedFrom"] is None
