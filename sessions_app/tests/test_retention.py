@@ -61,9 +61,9 @@ def test_retention_removes_what_is_due_and_nothing_newer(live, alice, mallory, c
     deadline = time.monotonic() + 20
     while Session.objects.filter(pk__in=due).exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert set(Session.objects.filter(pk__in=started.values()).values_list("pk", flat=True)) == set(
-        started.values()
-    ) - due
+    assert (
+        set(Session.objects.filter(pk__in=started.values()).values_list("pk", flat=True)) == set(started.values()) - due
+    )
     assert not Event.objects.filter(session_id__in=due).exists() and not Turn.objects.filter(session_id__in=due)
     assert not IdempotencyRecord.objects.filter(key="k-old").exists()
     assert lab.client.get(f"/lab/v1/session/{started['lab_31d']}").status_code == 404
