@@ -118,7 +118,12 @@ class Event(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events", db_index=False)
     index = models.PositiveIntegerField()
     type = models.CharField(max_length=64)
-    turn = models.ForeignKey("Turn", on_delete=models.CASCADE, null=True, blank=True, db_index=False)
+    # No database constraint: its check would scan the whole event table for every turn
+    # deleted (there is no index on turn_id, and the append path is better without one).
+    # A turn is deleted only with its session, whose events go first (retention, admin).
+    turn = models.ForeignKey(
+        "Turn", on_delete=models.CASCADE, null=True, blank=True, db_index=False, db_constraint=False
+    )
     at = models.DateTimeField(default=timezone.now)
     data = models.JSONField(default=dict, blank=True)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, Model, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -36,6 +36,7 @@ from agent_platform.models import Tenant
 from agents.models import Agent
 from agents.registry import surface_for
 from sessions_app.models import (
+    Approval,
     Artifact,
     Event,
     IdempotencyRecord,
@@ -46,6 +47,7 @@ from sessions_app.models import (
     ScheduleFireStatus,
     Session,
     SessionStatus,
+    Turn,
     WebhookDelivery,
     WebhookDeliveryStatus,
 )
@@ -149,13 +151,22 @@ def remove_sessions(due: QuerySet[Session], ids: list[str]) -> tuple[int, int]:
     locked is skipped (it is no longer idle)."""
     with transaction.atomic():
         locked = due.filter(pk__in=ids).select_for_update(skip_locked=True, of=("self",))
-        gone = list(locked.values_list("pk", flat=True))
+        owners = dict(locked.values_list("pk", "principal_id"))
+        gone = list(owners)
         if not gone:
             return 0, 0
         # The log first, in one statement (the collector would read every row otherwise).
         events, _ = Event.objects.filter(session_id__in=gone).delete()
-        Session.objects.filter(pk__in=gone).delete()  # turns, approvals, files, states, deliveries: CASCADE
-        IdempotencyRecord.objects.filter(response__sessionId__in=gone).delete()
+        # Then what hangs on the turns, and the turns in one statement: left to the
+        # collector, each turn's delete would look for its events by turn (no index).
+        Approval.objects.filter(session_id__in=gone).delete()
+        Reminder.objects.filter(session_id__in=gone).delete()
+        with connection.cursor() as cursor:
+            marks = ", ".join(["%s"] * len(gone))
+            cursor.execute(f"DELETE FROM {Turn._meta.db_table} WHERE session_id IN ({marks})", gone)  # noqa: S608
+        Session.objects.filter(pk__in=gone).delete()  # files, states, A/B, deliveries: CASCADE
+        # Found through the owners' unique (principal, key) index, then the answer's session.
+        IdempotencyRecord.objects.filter(principal_id__in=set(owners.values()), response__sessionId__in=gone).delete()
     for session_id in gone:
         _remove_workspace(session_id)
     return len(gone), events
