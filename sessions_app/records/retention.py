@@ -72,14 +72,6 @@ class RetentionReport:
         return {"sessions": self.sessions, "events": self.events, "workspaces": self.workspaces, **self.records}
 
 
-def effective_days(agent_days: int | None, tenant_days: int | None, platform_days: int) -> int | None:
-    """The retention period in days, the most specific setting first; None: kept forever."""
-    for days in (agent_days, tenant_days, platform_days):
-        if days is not None:
-            return days or None
-    return None
-
-
 def _agent_days(agent: Agent) -> tuple[bool, int | None]:
     """(whether retention may judge this agent's sessions, its own ``retention_days``).
     An agent whose tree has errors is left alone: its own setting cannot be read."""
@@ -90,7 +82,8 @@ def _agent_days(agent: Agent) -> tuple[bool, int | None]:
 
 
 def due_sessions(now: datetime | None = None) -> QuerySet[Session]:
-    """The sessions the next pass would delete (the admin's "due for removal" too)."""
+    """The sessions the next pass would delete (the admin's "due for removal" too): per
+    agent, its own period, else per tenant the tenant's, else the platform's (0: none)."""
     now = now or timezone.now()
     platform_days = platform_settings.RETENTION_DAYS
     tenants = dict(Tenant.objects.filter(retention_days__isnull=False).values_list("pk", "retention_days"))
