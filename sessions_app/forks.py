@@ -7,7 +7,8 @@ point at the fork's copy of that turn (copied turns keep their conversation, so 
 fork's next turn has the history up to the fork point). A turn the fork point cuts
 through ends ``turn.failed`` in the fork, and a fork whose copy does not end settled is
 settled as a turn's end would settle it (``session.waiting``, or for a task its end).
-The copied events are not handed to hooks or webhooks again (they saw them once).
+The copied events are not handed to hooks or webhooks again (they saw them once), and
+a fork is a session of the HTTP API whatever the original's channel.
 The workspace is not copied: the fork's next turn seeds a fresh one.
 """
 
@@ -20,6 +21,7 @@ from django.db import transaction
 from agent_platform.errors import DomainError
 from agents import events
 from agents.events import TURN_ENDS, EventType
+from sessions_app.channel_state import HTTP_CHANNEL
 from sessions_app.eventlog import NewEvent, append_events, read_events
 from sessions_app.models import (
     ABAssignment,
@@ -82,7 +84,9 @@ def fork_session(session: Session, at_index: Any = None) -> Session:
             agent_id=session.agent_id,
             principal_id=session.principal_id,
             tenant_id=session.tenant_id,
-            channel=session.channel,
+            # An HTTP API session whatever the original's channel: a fork of a Slack thread
+            # or a PR must not answer into that thread or PR.
+            channel=HTTP_CHANNEL,
             mode=session.mode,
             purpose=session.purpose,
             title=session.title,
