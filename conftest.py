@@ -122,6 +122,7 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
         start_new_session=True,
     )
     worker.queue = queue  # type: ignore[attr-defined]
+    worker.var_dir = Path(env["PLATFORM_VAR_DIR"])  # type: ignore[attr-defined]
     yield worker
     os.killpg(worker.pid, signal.SIGTERM)
     try:

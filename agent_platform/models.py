@@ -28,6 +28,14 @@ class Tenant(models.Model):
 
     slug = models.CharField(max_length=63, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200, blank=True)
+    retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text=(
+            "Days an ended session of this tenant is kept (agents with their own retention_days keep theirs); "
+            "empty: the platform's default (PLATFORM_RETENTION_DAYS); 0: kept forever."
+        ),
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -347,6 +347,14 @@ PLATFORM = {
     "WEBHOOK_MAX_ATTEMPTS": env_int("PLATFORM_WEBHOOK_MAX_ATTEMPTS", 6, minimum=1),
     # How long a worker process trusts what it read of the tenants' webhook subscriptions (0:
     # read them whenever an event might need them). Events a stale read let pass wait for the sweep.
+    # Retention (docs/retention.md): days an ended session is kept when neither its agent
+    # (define_agent(retention_days=...)) nor its tenant says (0: forever); days the trigger
+    # tables' bookkeeping is kept; hours after which a kept session's idle workspace is
+    # deleted (0: never); rows one delete statement of a retention pass takes at most.
+    "RETENTION_DAYS": env_int("PLATFORM_RETENTION_DAYS", 90, minimum=0),
+    "TRIGGER_RECORDS_DAYS": env_int("PLATFORM_TRIGGER_RECORDS_DAYS", 30, minimum=1),
+    "WORKSPACE_IDLE_HOURS": env_int("PLATFORM_WORKSPACE_IDLE_HOURS", 24, minimum=0),
+    "RETENTION_BATCH_ROWS": env_int("PLATFORM_RETENTION_BATCH_ROWS", 5000, minimum=1),
     "WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS": env_float(
         "PLATFORM_WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS", 30.0, minimum=0.0, maximum=3600.0
     ),
@@ -479,6 +487,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "sessions_app.tasks.prune_artifacts",
         "schedule": 3600.0,
         "options": {"expires": 3600, "queue": _MAINTENANCE_QUEUE},
+    },
+    # Ended sessions past their retention, old trigger records, idle workspaces (sessions_app.records.retention).
+    "run-retention": {
+        "task": "sessions_app.tasks.run_retention",
+        "schedule": float(env_int("PLATFORM_RETENTION_SECONDS", 3600, minimum=1)),
+        "options": {"expires": 600, "queue": _MAINTENANCE_QUEUE},
     },
     "prune-log-lines": {
         "task": "sessions_app.tasks.prune_log_lines",

@@ -89,6 +89,8 @@ class Sizes:
     idle_streams: int = 1000
     embedded_turns: int = 30
     append_events: int = 40_000
+    # Issue 16: events of due sessions one retention pass deletes (as many kept beside them).
+    retention_events: int = 100_000
     warm_up: int = 5
     validate_runs: int = 5
     # Issue 11.
@@ -121,6 +123,7 @@ QUICK = Sizes(
     clients=(16,),
     idle_streams=100,
     append_events=10_000,
+    retention_events=10_000,
     validate_runs=2,
     cpu_turns=30,
     # 100 at once still, but of a 1 s model: a worker that runs two turns at a time
@@ -505,6 +508,24 @@ def bench_append(stack: Stack, sizes: Sizes) -> list[Row]:
     return [Row(measure, float(rate.replace(",", "")), "events/s", 20_000, "higher")]
 
 
+def bench_retention(stack: Stack, sizes: Sizes) -> list[Row]:
+    """bench/retention.py: one retention pass over ``retention_events`` events of due
+    sessions beside as many kept ones, made with bulk SQL in this run's database. In a
+    child process, like the append benchmark."""
+    env = {**stack.env, "LOG_LEVEL": "WARNING"}
+    argv = [PYTHON, "bench/retention.py", "--events", str(sizes.retention_events)]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"retention.py failed:\n{done.stdout}{done.stderr}")
+    # The last line of its table: "events sessions seconds events/s longest-tx-ms".
+    events, _, seconds, rate, longest = done.stdout.strip().splitlines()[-1].split()
+    return [
+        Row(f"retention pass over {int(events):,} events", float(seconds) * 1000, "ms"),
+        Row("retention: events deleted per second", float(rate.replace(",", "")), "events/s"),
+        Row("retention: longest delete transaction", float(longest), "ms", 500, "lower"),
+    ]
+
+
 # ---------------------------------------------------------------- the embedded form
 
 
@@ -588,6 +609,7 @@ BENCHMARKS = (
     "throughput",
     "idle-streams",
     "append",
+    "retention",
     "burst",
     "fairness",
     "slack",
@@ -666,6 +688,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
             ),
             ("idle-streams", f"idle streams ({sizes.idle_streams})", lambda: bench_idle_streams(stack, sizes)),
             ("append", "events appended", lambda: bench_append(stack, sizes)),
+            (
+                "retention",
+                f"retention pass ({sizes.retention_events:,} events due)",
+                lambda: bench_retention(stack, sizes),
+            ),
             (
                 "burst",
                 f"burst ({sizes.burst} sessions at once, a {sizes.burst_sleep:g} s model)",

@@ -50,6 +50,17 @@ def test_a_message_streams_its_reply_with_usage(page, screenshot):
     expect(page.locator(".bubble.agent .text").last).to_have_text("echo: and again")
     expect(page.locator(".turn-end.ok")).to_have_count(2)
 
+    # Fork from the end of the first turn: a new session with that prefix, which goes on alone.
+    original = page.locator("#session-label").text_content()
+    page.locator(".turn-end.ok").first.get_by_role("button", name="Fork from here").click()
+    expect(page.locator("#session-label")).not_to_have_text(original or "")
+    expect(page.locator(".note.session").first).to_contain_text(f"forked from {original}")
+    expect(page.locator(".turn-end.ok")).to_have_count(1)
+    send(page, "on the fork")
+    expect(page.locator(".bubble.agent .text").last).to_have_text("echo: on the fork")
+    expect(page.locator(".turn-end.ok")).to_have_count(2)
+    screenshot(page, "forked-session")
+
 
 def test_a_call_turn_shows_the_tool_call_inline(page, screenshot):
     open_playground(page)

@@ -67,6 +67,7 @@ from agents.events import INTERRUPTED, TURN_ENDS, EventType
 from agents.models import Agent
 from sessions_app import services
 from sessions_app.access import may_use
+from sessions_app.eventlog import events_of_turn
 from sessions_app.models import Event, Session, Turn, TurnStatus
 from sessions_app.streams import SessionFollower
 
@@ -274,9 +275,7 @@ def send_message(
             )
     except DomainError as error:  # a task-mode session, say: its own words
         raise InvalidParamsError(str(error)) from None
-    first = (
-        Event.objects.filter(session_id=session.pk, turn_id=turn.pk).order_by("index").values_list("index", flat=True)
-    )
+    first = events_of_turn(session.pk, turn.pk, turn.created_at).values_list("index", flat=True)
     return turn, first[0] if first else 0
 
 
@@ -343,7 +342,7 @@ def _reply_artifact(text: str) -> Artifact:
 def task_of(turn: Turn) -> Task:
     """The task a turn is, as of now: its state, the reply (an artifact, and the status
     message) when it completed, the failure when it failed, and the history."""
-    end = Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk, type__in=TURN_ENDS).first()
+    end = events_of_turn(turn.session_id, turn.pk, turn.created_at).filter(type__in=TURN_ENDS).first()
     state = _state(turn, end)
     task = Task(id=turn.pk, context_id=turn.session_id, status=TaskStatus(state=state))
     task.status.timestamp.FromDatetime(end.at if end is not None else turn.started_at or turn.created_at)

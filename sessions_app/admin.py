@@ -39,6 +39,7 @@ from sessions_app.models import (
     WebhookSubscription,
 )
 from sessions_app.records.artifacts import content_of
+from sessions_app.records.retention import due_sessions
 from sessions_app.services import SessionError
 
 # The session page shows this many of the latest events; the event list has them all.
@@ -89,6 +90,23 @@ class EventTimeline(admin.TabularInline):
         return text if len(text) <= EVENT_DATA_CHARS else text[: EVENT_DATA_CHARS - 1] + "…"
 
 
+class RetentionFilter(admin.SimpleListFilter):
+    """What the next retention pass will delete (docs/retention.md)."""
+
+    title = "retention"
+    parameter_name = "retention"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("due", "Due for removal"), ("kept", "Kept")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Session]) -> QuerySet[Session]:
+        if self.value() == "due":
+            return queryset.filter(pk__in=due_sessions().values("pk"))
+        if self.value() == "kept":
+            return queryset.exclude(pk__in=due_sessions().values("pk"))
+        return queryset
+
+
 @admin.register(Session)
 class SessionAdmin(TenantScopedAdmin):
     """Sessions are made through the API; the contract lets their owner change only the
@@ -97,8 +115,8 @@ class SessionAdmin(TenantScopedAdmin):
 
     list_display = ["id", "agent", "principal", "mode", "purpose", "status", "title", "dry_run", "created_at"]
     list_display += ["playground"]
-    list_filter = ["status", "mode", "purpose", "dry_run", "channel", "agent", "tenant"]
-    search_fields = ["id", "title", "continuation_key"]
+    list_filter = [RetentionFilter, "status", "mode", "purpose", "dry_run", "channel", "agent", "tenant"]
+    search_fields = ["id", "title", "continuation_key", "forked_from"]
     date_hierarchy = "created_at"
     list_select_related = ["agent", "principal__tenant", "tenant"]
     inlines = [EventTimeline]

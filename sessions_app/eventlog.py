@@ -19,10 +19,12 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from agent_platform.rows import columns, instance
@@ -206,6 +208,28 @@ def read_events(session_id: str, start_index: int = 0, limit: int | None = None)
         # LIMIT NULL is no limit.
         cursor.execute(_read_events_sql(), [session_id, start_index, limit])
         return [instance(Event, row) for row in cursor.fetchall()]
+
+
+# Clocks of the web and worker hosts may disagree by this much: a turn's events are looked
+# for from the last event older than its creation minus this.
+CLOCK_SKEW = timedelta(seconds=60)
+
+
+def events_of_turn(session_id: str, turn_id: str, created_at: datetime) -> QuerySet[Event]:
+    """The events of one turn, read from where the turn began, not from the session's
+    start: a turn of a session with a long history costs what it costs in a new one.
+
+    Every event of a turn is appended after the turn was made, so the search starts at
+    the last event older than that (minus ``CLOCK_SKEW``), found by walking the session's
+    index back from its end (one query, as far back as the turn goes).
+    """
+    floor = (
+        Event.objects.filter(session_id=session_id, at__lt=created_at - CLOCK_SKEW)
+        .order_by("-index")
+        .values_list("index", flat=True)
+        .first()
+    )
+    return Event.objects.filter(session_id=session_id, index__gte=floor or 0, turn_id=turn_id).order_by("index")
 
 
 def ended_before(session_id: str, index: int) -> bool:

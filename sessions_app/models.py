@@ -63,6 +63,10 @@ class Session(models.Model):
         max_length=80, unique=True, null=True, blank=True, help_text="Current HTTP continuation token."
     )
     dry_run = models.BooleanField(default=False)
+    # A fork's origin (POST .../fork): a plain id, not a key, so retention may remove the
+    # original without touching its forks.
+    forked_from = models.CharField(max_length=40, blank=True, editable=False)
+    forked_at_index = models.PositiveIntegerField(null=True, blank=True, editable=False)
     next_event_index = models.PositiveIntegerField(default=0, editable=False)
     # The last event index handed to the channel's and the hooks' handlers (-1: none yet).
     dispatched_index = models.IntegerField(default=-1, editable=False)
@@ -74,6 +78,12 @@ class Session(models.Model):
         indexes = [
             models.Index(fields=["principal", "agent", "-created_at"], name="session_by_owner"),
             models.Index(fields=["tenant", "-created_at"], name="session_by_tenant"),
+            # Retention's scan: sessions with no turn to run, by their last activity.
+            models.Index(
+                fields=["agent", "updated_at"],
+                condition=Q(status__in=["waiting", "completed", "failed"]),
+                name="session_settled_by_activity",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -108,7 +118,12 @@ class Event(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events", db_index=False)
     index = models.PositiveIntegerField()
     type = models.CharField(max_length=64)
-    turn = models.ForeignKey("Turn", on_delete=models.CASCADE, null=True, blank=True, db_index=False)
+    # No database constraint: its check would scan the whole event table for every turn
+    # deleted (there is no index on turn_id, and the append path is better without one).
+    # A turn is deleted only with its session, whose events go first (retention, admin).
+    turn = models.ForeignKey(
+        "Turn", on_delete=models.CASCADE, null=True, blank=True, db_index=False, db_constraint=False
+    )
     at = models.DateTimeField(default=timezone.now)
     data = models.JSONField(default=dict, blank=True)
 
@@ -632,6 +647,7 @@ class WebhookDelivery(models.Model):
         ]
         indexes = [
             models.Index(fields=["next_attempt_at"], condition=Q(status="pending"), name="webhook_delivery_due"),
+            models.Index(fields=["created_at"], name="webhook_delivery_by_age"),
         ]
 
     def __str__(self) -> str:

@@ -41,6 +41,7 @@ class TaskName(StrEnum):
     RUN_EVALS = "sessions_app.tasks.run_evals"
     SWEEP_EVAL_RUNS = "sessions_app.tasks.sweep_eval_runs"
     PRUNE_ARTIFACTS = "sessions_app.tasks.prune_artifacts"
+    RUN_RETENTION = "sessions_app.tasks.run_retention"
 
 
 class QueueKind(StrEnum):
@@ -56,6 +57,7 @@ KIND_OF_TASK = {
     TaskName.SWEEP_TURNS: QueueKind.MAINTENANCE,
     TaskName.PRUNE_LOG_LINES: QueueKind.MAINTENANCE,
     TaskName.PRUNE_ARTIFACTS: QueueKind.MAINTENANCE,
+    TaskName.RUN_RETENTION: QueueKind.MAINTENANCE,
     TaskName.FIRE_REMINDERS: QueueKind.MAINTENANCE,
     TaskName.SYNC_SCHEDULES: QueueKind.MAINTENANCE,
     TaskName.FIRE_SCHEDULE: QueueKind.SCHEDULES,

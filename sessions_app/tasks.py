@@ -17,7 +17,7 @@ from sessions_app.dispatch import dispatch_pending, sweep_undispatched
 from sessions_app.evals import runs as eval_runs
 from sessions_app.maintenance import prune_log_lines as prune
 from sessions_app.queues import TaskName, send
-from sessions_app.records import artifacts
+from sessions_app.records import artifacts, retention
 from sessions_app.scheduling import AgentAtCapacity, TurnDeferred
 from sessions_app.scheduling import sweep_turns as sweep
 from sessions_app.triggers import schedules
@@ -39,6 +39,12 @@ def prune_log_lines() -> int:
 def prune_artifacts() -> int:
     """Remove artifacts past their kind's retention (beat, hourly)."""
     return artifacts.delete_expired()
+
+
+@shared_task(name=TaskName.RUN_RETENTION)
+def run_retention() -> dict[str, object]:
+    """Delete ended sessions past their retention, old trigger records, idle workspaces (beat, hourly)."""
+    return retention.run_retention().as_dict()
 
 
 # max_retries=None: a turn waiting for its agent's capacity waits as long as it takes

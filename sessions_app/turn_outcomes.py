@@ -20,7 +20,8 @@ from typing import Any, Literal
 from agent_platform.db import on_pool
 from agents.events import EventType
 from sessions_app import doorbell
-from sessions_app.models import Approval, ApprovalStatus, Event, Session, Turn
+from sessions_app.eventlog import events_of_turn
+from sessions_app.models import Approval, ApprovalStatus, Session, Turn
 
 Status = Literal["completed", "failed", "running", "awaiting_approval"]
 
@@ -74,7 +75,10 @@ def turn_outcome(session: Session, turn_id: str) -> TurnOutcome:
     token = Session.objects.filter(pk=session.pk).values_list("continuation_token", flat=True).first()
     running = TurnOutcome(session.pk, token or "", turn_id, "running")
     requested: dict[str, dict[str, Any]] = {}
-    events = Event.objects.filter(session_id=session.pk, turn_id=turn_id, type__in=_OUTCOME_EVENTS).order_by("index")
+    created = Turn.objects.filter(pk=turn_id).values_list("created_at", flat=True).first()
+    if created is None:
+        return running
+    events = events_of_turn(session.pk, turn_id, created).filter(type__in=_OUTCOME_EVENTS)
     for type_, data in events.values_list("type", "data"):
         if type_ == EventType.TURN_COMPLETED:
             return replace(running, status="completed", reply=str(data.get("result") or ""))

@@ -37,10 +37,10 @@ from agents.runtime.replay import Journal
 from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
 from sessions_app.approvals import decisions_for, request_approvals
 from sessions_app.channel_state import channel_info
-from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events
+from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events, events_of_turn
 from sessions_app.host import DatabaseFileStore, host_for, memory_files, session_arms, session_info
 from sessions_app.logs import agent_log_tags
-from sessions_app.models import Event, Session, SessionPurpose, Turn, TurnStatus
+from sessions_app.models import Session, SessionPurpose, Turn, TurnStatus
 from sessions_app.records import ab
 from sessions_app.records.artifacts import SessionArtifacts
 from sessions_app.scheduling import claim_turn, settle_session
@@ -204,8 +204,7 @@ def _end(turn: Turn, outcome: TurnOutcome, history_length: int, surface: AgentSu
 
 def _journal(turn: Turn) -> Journal:
     """What the turn's earlier attempts logged."""
-    events = Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk).order_by("index")
-    return Journal(events.values_list("type", "data"))
+    return Journal(events_of_turn(turn.session_id, turn.pk, turn.created_at).values_list("type", "data"))
 
 
 def _fail(turn: Turn, message: str, reason: str | None = None) -> None:
@@ -213,7 +212,8 @@ def _fail(turn: Turn, message: str, reason: str | None = None) -> None:
     attempt logged it before its worker died): then the row says what the log says."""
     with transaction.atomic():
         logged_end = (
-            Event.objects.filter(session_id=turn.session_id, turn_id=turn.pk, type__in=TURN_ENDS)
+            events_of_turn(turn.session_id, turn.pk, turn.created_at)
+            .filter(type__in=TURN_ENDS)
             .values_list("type", flat=True)
             .first()
         )

@@ -23,6 +23,7 @@ def test_the_openapi_schema_covers_the_api_routes():
         "/{agent_slug}/v1/sessions",
         "/{agent_slug}/v1/session/{session_id}",
         "/{agent_slug}/v1/session/{session_id}/events",
+        "/{agent_slug}/v1/session/{session_id}/fork",
     ]:
         assert route in paths, route
 

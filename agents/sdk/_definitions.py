@@ -41,6 +41,7 @@ class AgentConfig:
     tools: tuple[str, ...] | None = None
     secrets: tuple[str, ...] = ()
     webhooks: tuple[Webhook, ...] = ()
+    retention_days: int | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ def define_agent(
     tools: Sequence[str] | None = None,
     secrets: Sequence[str] = (),
     webhooks: Sequence[Mapping[str, Any]] = (),
+    retention_days: int | None = None,
 ) -> AgentConfig:
     """Configure the agent (``agent.py``).
 
@@ -101,10 +103,13 @@ def define_agent(
         secrets: names of the secrets the agent's code may read.
         webhooks: ``[{"url", "events": [...], "secret"?}]``: each session event of those
             types (or ``"*"``) is POSTed to ``url`` as JSON, signed with the named secret.
+        retention_days: days an ended session is kept before the retention task deletes it
+            with its events and workspace (``0``: forever); default the tenant's, else the
+            platform's ``PLATFORM_RETENTION_DAYS``.
 
     Raises:
-        DefinitionError: for a model id without a provider, a non-positive turn cap, or a
-            malformed webhook entry.
+        DefinitionError: for a model id without a provider, a non-positive turn cap, a
+            malformed webhook entry, or a ``retention_days`` that is not a whole number >= 0.
     """
     if model is not None and model != "test" and ":" not in model:
         raise DefinitionError(f"model {model!r} must be 'provider:name' (e.g. 'openai:gpt-4.1') or 'test'")
@@ -114,6 +119,12 @@ def define_agent(
         raise DefinitionError(f"root must be a FileSystem (temp_fs(), union_fs(...), ...) or a factory, not {root!r}")
     if isinstance(webhooks, Mapping | str) or not isinstance(webhooks, Sequence):
         raise DefinitionError(f"webhooks must be a list of dicts, not {webhooks!r}")
+    if retention_days is not None and (
+        isinstance(retention_days, bool) or not isinstance(retention_days, int) or retention_days < 0
+    ):
+        raise DefinitionError(
+            f"retention_days must be a whole number of days >= 0 (0: forever), not {retention_days!r}"
+        )
     return AgentConfig(
         model,
         description,
@@ -122,6 +133,7 @@ def define_agent(
         tuple(tools) if tools is not None else None,
         tuple(secrets),
         tuple(_webhook(entry, position) for position, entry in enumerate(webhooks)),
+        retention_days,
     )
 
 

@@ -22,6 +22,7 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
         help_text="ct_... (the HTTP API), or channel:key for a keyed channel session (null in task mode)."
     )
     eventCount = serializers.IntegerField(source="next_event_index")
+    forkedFrom = serializers.SerializerMethodField(help_text="The session and index this one was forked from, or null.")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
 
@@ -38,6 +39,7 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
             "dryRun",
             "continuationToken",
             "eventCount",
+            "forkedFrom",
             "createdAt",
             "updatedAt",
         ]
@@ -46,6 +48,18 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
     @extend_schema_field({"type": "string", "nullable": True})
     def get_continuationToken(self, session: Session) -> str | None:
         return listed_token(session)
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {"sessionId": {"type": "string"}, "index": {"type": "integer"}},
+        }
+    )
+    def get_forkedFrom(self, session: Session) -> dict[str, object] | None:
+        if not session.forked_from:
+            return None
+        return {"sessionId": session.forked_from, "index": session.forked_at_index}
 
 
 MAX_MESSAGE_CHARS = 200_000
@@ -141,6 +155,17 @@ class FollowUpBody(serializers.Serializer[None]):
 class DecisionBody(serializers.Serializer[None]):
     decision = serializers.ChoiceField(choices=["approve", "deny"])
     reason = StrictCharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+class ForkBody(serializers.Serializer[None]):
+    atIndex = serializers.IntegerField(
+        required=False, min_value=0, help_text="The last event copied; default: the end of the last settled turn."
+    )
+
+
+class Forked(serializers.Serializer[None]):
+    sessionId = serializers.CharField()
+    continuationToken = serializers.CharField()
 
 
 class TurnAccepted(serializers.Serializer[None]):

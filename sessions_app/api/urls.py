@@ -23,6 +23,7 @@ urlpatterns = [
     path("session/<str:session_id>", views.SessionFollowUpView.as_view(), name="session-detail"),
     path("session/<str:session_id>/stop", views.SessionStopView.as_view(), name="session-stop"),
     path("session/<str:session_id>/approvals/<str:call_id>", views.ApprovalView.as_view(), name="session-approval"),
+    path("session/<str:session_id>/fork", views.SessionForkView.as_view(), name="session-fork"),
     path("session/<str:session_id>/events", views.SessionEventsView.as_view(), name="session-events"),
     path("session/<str:session_id>/stream", stream_views.session_stream, name="session-stream"),
     # The agent as an MCP server (stateless streamable HTTP: POST only).

@@ -17,7 +17,7 @@ from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
 from agent_platform.errors import ApiError
 from agents.api.base import AgentView
-from sessions_app import approvals, services
+from sessions_app import approvals, forks, services
 from sessions_app.access import SessionNotFound, visible_sessions
 from sessions_app.api.base import ERROR, NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.api.idempotency import IDEMPOTENCY_KEY, idempotent
@@ -25,6 +25,8 @@ from sessions_app.api.serializers import (
     CreateSessionBody,
     DecisionBody,
     FollowUpBody,
+    ForkBody,
+    Forked,
     SessionSerializer,
     TurnAccepted,
 )
@@ -33,6 +35,9 @@ from sessions_app.eventlog import read_events
 from sessions_app.models import Session, SessionPurpose, Turn
 
 MAX_SESSIONS_LISTED = 200
+# One answer of /events holds at most this many events; a longer log is read page by page.
+EVENTS_PAGE = 1000
+MAX_EVENTS_PAGE = 10_000
 
 
 class SessionListView(AgentView):
@@ -69,19 +74,37 @@ class SessionDetailView(SessionView):
 
 
 class SessionEventsView(SessionView):
-    """``GET /<slug>/v1/session/:id/events``: the log so far, in index order."""
+    """``GET /<slug>/v1/session/:id/events``: the log so far, in index order, a page at a
+    time (a long session's whole history is never read at once)."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("startIndex", NON_NEGATIVE_INT, description="First index to return (default 0).")],
+        parameters=[
+            OpenApiParameter("startIndex", NON_NEGATIVE_INT, description="First index to return (default 0)."),
+            OpenApiParameter(
+                "limit",
+                NON_NEGATIVE_INT,
+                description=f"Events per page (default {EVENTS_PAGE}; a larger value means {MAX_EVENTS_PAGE}).",
+            ),
+        ],
         responses=inline_serializer(
             "EventDump",
-            {"sessionId": serializers.CharField(), "events": serializers.ListField(child=serializers.DictField())},
+            {
+                "sessionId": serializers.CharField(),
+                "events": serializers.ListField(child=serializers.DictField()),
+                "nextStartIndex": serializers.IntegerField(
+                    allow_null=True, help_text="Where the next page starts; null when this page reaches the end."
+                ),
+            },
         ),
     )
     def get(self, request: Request, agent_slug: str, session_id: str) -> Response:
         start = non_negative_int(request, "startIndex", 0)
-        events = [event.as_record() for event in read_events(self.session.pk, start)]
-        return Response({"sessionId": self.session.pk, "events": events})
+        limit = max(1, non_negative_int(request, "limit", EVENTS_PAGE, MAX_EVENTS_PAGE))
+        page = read_events(self.session.pk, start, limit + 1)
+        more = len(page) > limit
+        events = [event.as_record() for event in page[:limit]]
+        next_start = events[-1]["index"] + 1 if more else None
+        return Response({"sessionId": self.session.pk, "events": events, "nextStartIndex": next_start})
 
 
 # --- writing: start, follow up, stop, decide ---------------------------------------------------
@@ -165,6 +188,22 @@ class SessionStopView(SessionView):
     )
     def post(self, request: Request, agent_slug: str, session_id: str) -> Response:
         return Response({"stopped": services.stop_session(self.session)}, status=202)
+
+
+class SessionForkView(SessionView):
+    """``POST /<slug>/v1/session/:id/fork`` ``{atIndex?}``: a new session of the same
+    principal starting with a copy of events ``0..atIndex`` (201)."""
+
+    @extend_schema(
+        operation_id="session_fork",
+        request=ForkBody,
+        responses={201: Forked, 400: ERROR, 403: ERROR, 404: ERROR, 413: ERROR},
+    )
+    def post(self, request: Request, agent_slug: str, session_id: str) -> Response:
+        if not isinstance(request.data, dict):
+            raise ApiError(400, "invalid", 'The body must be a JSON object: {"atIndex"?: N}.')
+        fork = forks.fork_session(self.session, request.data.get("atIndex"))
+        return Response({"sessionId": fork.pk, "continuationToken": fork.continuation_token or ""}, status=201)
 
 
 class ApprovalView(SessionView):

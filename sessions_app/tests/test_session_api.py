@@ -46,6 +46,10 @@ def test_the_owner_dumps_the_events_in_order(alice, alice_session, client_for):
     assert events[1]["data"] == {"text": "forecast for Lyon?"}
     tail = client_for(alice).get(f"/weather/v1/session/{alice_session.id}/events?startIndex=1").json()["events"]
     assert [e["index"] for e in tail] == [1]
+    # A page at a time: nextStartIndex says where the next one starts, null at the end.
+    assert response.json()["nextStartIndex"] is None
+    page = client_for(alice).get(f"/weather/v1/session/{alice_session.id}/events?limit=1").json()
+    assert ([e["index"] for e in page["events"]], page["nextStartIndex"]) == ([0], 1)
 
 
 @pytest.mark.parametrize("start", ["-1", "abc", "1.5"])

@@ -236,12 +236,14 @@ function renderEvent(event, { live = false } = {}) {
   $("raw-events").textContent += JSON.stringify(event) + "\n";
   state.lastIndex = Math.max(state.lastIndex, event.index);
   switch (event.type) {
-    case "session.started":
-      note(event, `session started · ${data.mode || "chat"}${data.title ? ` · ${data.title}` : ""}`, "note session");
+    case "session.started": {
+      const origin = data.forkedFrom ? ` · forked from ${data.forkedFrom.sessionId} at #${data.forkedFrom.index}` : "";
+      note(event, `session started · ${data.mode || "chat"}${data.title ? ` · ${data.title}` : ""}${origin}`, "note session");
       break;
+    }
     case "message.received": {
       const files = data.files && data.files.length ? ` (files: ${data.files.join(", ")})` : "";
-      turnBlock(event.turnId).append(el("div", { class: "bubble user" }, el("div", { class: "who", text: "you" }), el("div", { class: "text", text: data.text + files })));
+      turnBlock(event.turnId).append(el("div", { class: "bubble user" }, el("div", { class: "who", text: "you" }, forkButton(event.index - 1, "before this message")), el("div", { class: "text", text: data.text + files })));
       break;
     }
     case "turn.queued":
@@ -321,12 +323,12 @@ function renderEvent(event, { live = false } = {}) {
       const parts = [];
       if (usage.inputTokens !== undefined) parts.push(`${usage.inputTokens} in / ${usage.outputTokens} out tokens`);
       if (data.cost !== undefined && data.cost !== null) parts.push(`cost $${Number(data.cost.total ?? data.cost).toFixed(6)}`);
-      turnBlock(event.turnId).append(el("div", { class: "turn-end ok", text: `turn completed${parts.length ? " · " + parts.join(" · ") : ""}` }));
+      turnBlock(event.turnId).append(el("div", { class: "turn-end ok" }, `turn completed${parts.length ? " · " + parts.join(" · ") : ""}`, forkButton(event.index)));
       setRunning(false);
       break;
     }
     case "turn.failed":
-      turnBlock(event.turnId).append(el("div", { class: "turn-end failed", text: `turn failed: ${data.message || "unknown error"}` }));
+      turnBlock(event.turnId).append(el("div", { class: "turn-end failed" }, `turn failed: ${data.message || "unknown error"}`, forkButton(event.index)));
       setRunning(false);
       break;
     case "session.waiting":
@@ -347,6 +349,25 @@ function renderEvent(event, { live = false } = {}) {
       break;
   }
   if (live) scrollToEnd();
+}
+
+// "Fork from here": a new session whose log is a copy of this one's up to that event
+// (POST /v1/session/:id/fork), opened in its place; the original stays as it was.
+// On a message it forks just before it (to ask something else there), on a turn's end after it.
+function forkButton(index, where = "up to here") {
+  if (!state.sessionId) return null; // a trajectory read from a file has no session to fork
+  return el("button", { type: "button", class: "fork", title: `A new session with this one's events ${where} (0..${index})`, onclick: () => forkFrom(index) }, "Fork from here");
+}
+
+async function forkFrom(index) {
+  try {
+    const { body } = await call("POST", `/${slug}/v1/session/${state.sessionId}/fork`, { atIndex: index });
+    const from = state.sessionId;
+    openSession(body.sessionId);
+    notice(`Forked ${from} at event #${index}: this is the new session.`);
+  } catch (failure) {
+    notice(`Could not fork: ${failure.message}`, "error");
+  }
 }
 
 function setRunning(running, label) {
