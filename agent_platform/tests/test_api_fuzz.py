@@ -120,7 +120,12 @@ def _fuzz(mode: GenerationMode, caller, own: Seeded, other: Seeded) -> list[str]
         # The generic tool route's `input` is checked against the named tool's own schema,
         # which the route's schema cannot carry: valid input is fuzzed per tool below.
         generic = operation.path.endswith("{tool_name}")
-        checks = [check for check in CHECKS if not (generic and check is positive_data_acceptance)]
+        # A fork's atIndex past the session's last index is a documented 400 the schema
+        # cannot express (it depends on the session); valid points: sessions_app/tests/test_fork.py.
+        bounded_by_the_log = operation.path.endswith("/fork")
+        checks = [
+            check for check in CHECKS if not ((generic or bounded_by_the_log) and check is positive_data_acceptance)
+        ]
         try:
             _exercise(_strategy(operation, own, other, mode), mode, checks, other, failures)
         except Unsatisfiable:
