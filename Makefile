@@ -19,6 +19,8 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 EXTENSION_PACKAGES := $(wildcard extensions/*/pyproject.toml)
 EXTENSION_FILES := $(shell find extensions -type f -not -path '*/build/*' -not -path '*.egg-info*' -not -name '*.pyc' 2>/dev/null)
 
+INSPECTOR := tools/mcp-inspector/node_modules/.bin/mcp-inspector
+
 .PHONY: run test check lint typecheck migrations-check clean mcp-inspector
 
 $(PY):
@@ -43,12 +45,12 @@ run: $(VENV)/.run-installed $(VENV)/.extensions-installed
 
 # DB_CONN_MAX_AGE=0: connections opened by worker and async-bridge threads close
 # after use, so the test database can be dropped at the end of the run.
-test: $(VENV)/.dev-installed $(VENV)/.extensions-installed
+# The MCP Inspector CLI (npm) for the /v1/mcp test, installed wherever npm is.
+test: $(VENV)/.dev-installed $(VENV)/.extensions-installed $(if $(shell command -v npm),$(INSPECTOR))
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret DB_CONN_MAX_AGE=0 \
 		$(PY) scripts/test_services.py $(PY) -m pytest $(PYTEST_ARGS)
 
 # The MCP Inspector's CLI (npm, Node 20) for the /v1/mcp test; without it that test is skipped.
-INSPECTOR := tools/mcp-inspector/node_modules/.bin/mcp-inspector
 $(INSPECTOR): tools/mcp-inspector/package.json tools/mcp-inspector/package-lock.json
 	cd tools/mcp-inspector && npm ci --no-audit --no-fund --loglevel=error
 	touch $@

@@ -85,3 +85,18 @@ def serve(tmp_path_factory: Any, env: dict[str, str], ready_path: str = "/health
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
     log.close()
+
+
+def serve_live(
+    tmp_path_factory: Any, worker: Any, agents_dir: Any, ready_path: str, **extra_env: str
+) -> Iterator[Daphne]:
+    """``serve`` as the live tests want it: ``agents_dir`` (the live AGENTS_DIR), dev mode
+    off (every caller needs a token), turns sent to the live worker's queue."""
+    env = {
+        "AGENTS_DIR": str(agents_dir),
+        "PLATFORM_DEV": "0",
+        "PLATFORM_TASK_QUEUE": worker.queue,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        **extra_env,
+    }
+    yield from serve(tmp_path_factory, env, ready_path)

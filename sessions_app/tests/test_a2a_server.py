@@ -27,20 +27,14 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 
-from agent_platform.tests.daphne import serve
+from agent_platform.tests.daphne import serve_live
 from agent_platform.tests.factories import issue_token
 from sessions_app.models import Session
 
 
 @pytest.fixture
 def server(celery_worker_process, live_agents_dir, live, tmp_path_factory):
-    env = {
-        "AGENTS_DIR": str(live_agents_dir),
-        "PLATFORM_DEV": "0",
-        "PLATFORM_TASK_QUEUE": celery_worker_process.queue,
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-    }
-    yield from serve(tmp_path_factory, env, "/lab/v1/health")
+    yield from serve_live(tmp_path_factory, celery_worker_process, live_agents_dir, "/lab/v1/health")
 
 
 def message(text: str, context_id: str = "", task_id: str = "") -> SendMessageRequest:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from junitparser import Failure, JUnitXml
 
-from agent_platform.tests.daphne import serve
+from agent_platform.tests.daphne import serve_live
 from agent_platform.tests.factories import issue_token
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -72,13 +72,7 @@ def test_exit_codes_nothing_matches_and_usage():
 
 @pytest.fixture
 def server(celery_worker_process, live_agents_dir, live, tmp_path_factory):
-    env = {
-        "AGENTS_DIR": str(live_agents_dir),
-        "PLATFORM_DEV": "0",
-        "PLATFORM_TASK_QUEUE": celery_worker_process.queue,
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-    }
-    yield from serve(tmp_path_factory, env, "/judge/v1/health")
+    yield from serve_live(tmp_path_factory, celery_worker_process, live_agents_dir, "/judge/v1/health")
 
 
 def test_url_mode_runs_through_the_routes(server, alice, tmp_path):
