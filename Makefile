@@ -13,6 +13,11 @@ PORT ?= 8000
 # for the run (docs/testing.md).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/agent_platform
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+# The whole suite runs in TEST_WORKERS processes (pytest-xdist), each with its own test
+# database, worker queue and servers; one file's tests stay in one process (they share
+# module fixtures). PYTEST_ARGS replaces this: a subset runs in one process.
+TEST_WORKERS ?= 2
+PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist loadfile
 
 # The extension packages shipped in extensions/ (the support example mounts shop), installed
 # as any extension package is; again whenever a file of theirs changes.

@@ -344,8 +344,25 @@ def task_of(turn: Turn) -> Task:
     message) when it completed, the failure when it failed, and the history."""
     end = events_of_turn(turn.session_id, turn.pk, turn.created_at).filter(type__in=TURN_ENDS).first()
     state = _state(turn, end)
-    task = Task(id=turn.pk, context_id=turn.session_id, status=TaskStatus(state=state))
+    task = submitted_task(turn)
+    task.status.state = state
     task.status.timestamp.FromDatetime(end.at if end is not None else turn.started_at or turn.created_at)
+    if end is not None and state == TaskState.TASK_STATE_COMPLETED:
+        reply = str(end.data.get("result") or "")
+        task.artifacts.append(_reply_artifact(reply))
+        task.status.message.CopyFrom(_agent_message(turn, reply))
+        task.history.append(_agent_message(turn, reply))
+    elif end is not None:
+        task.status.message.CopyFrom(_agent_message(turn, str(end.data.get("message", ""))))
+    return task
+
+
+def submitted_task(turn: Turn) -> Task:
+    """The task as this request submitted it: the updates that follow replay the turn from
+    its start, so the first snapshot never says more than they do (a fast turn may have
+    ended before the stream's first write)."""
+    task = Task(id=turn.pk, context_id=turn.session_id, status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
+    task.status.timestamp.FromDatetime(turn.created_at)
     task.history.append(
         Message(
             message_id=f"{turn.pk}-message",
@@ -355,13 +372,6 @@ def task_of(turn: Turn) -> Task:
             parts=[Part(text=turn.message)],
         )
     )
-    if end is not None and state == TaskState.TASK_STATE_COMPLETED:
-        reply = str(end.data.get("result") or "")
-        task.artifacts.append(_reply_artifact(reply))
-        task.status.message.CopyFrom(_agent_message(turn, reply))
-        task.history.append(_agent_message(turn, reply))
-    elif end is not None:
-        task.status.message.CopyFrom(_agent_message(turn, str(end.data.get("message", ""))))
     return task
 
 
@@ -411,7 +421,7 @@ async def task_updates(turn: Turn, start_index: int) -> AsyncIterator[StreamResp
     reply whole (``lastChunk: true``), so a client that applies the updates holds the
     reply ``GetTask`` returns."""
     context, task_id = turn.session_id, turn.pk
-    yield StreamResponse(task=await _load_task(task_id))
+    yield StreamResponse(task=submitted_task(turn))
 
     def status(state: TaskState, text: str | None = None) -> StreamResponse:
         update = TaskStatusUpdateEvent(task_id=task_id, context_id=context, status=TaskStatus(state=state))

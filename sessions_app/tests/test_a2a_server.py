@@ -166,7 +166,7 @@ def test_a2a_round_trip_with_the_official_client(server, alice, mallory):
     streamed = seen["streamed"]
     first, updates = streamed[0].task, streamed[1:]
     assert first.context_id == task.context_id and first.id != task.id
-    assert first.status.state in (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+    assert first.status.state == TaskState.TASK_STATE_SUBMITTED and not first.artifacts
     states = [u.status_update.status.state for u in updates if u.HasField("status_update")]
     assert states[0] == TaskState.TASK_STATE_WORKING and states[-1] == TaskState.TASK_STATE_COMPLETED
     assert updates[-1].HasField("status_update"), "the final status comes last"

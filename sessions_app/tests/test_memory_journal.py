@@ -39,7 +39,7 @@ def results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_a_journal_written_by_one_session_is_read_by_the_next_and_by_no_one_else(live, alice, mallory):
     diary, other = live(alice, SLUG), live(mallory, SLUG)
-    rehearsal = diary.start("the rehearsal code is 41", purpose="eval")
+    rehearsal = diary.start("the rehearsal code is quokka", purpose="eval")
     first = diary.start("the door is blue\n/call recall {}", title="Door colour")
     for started in (rehearsal, first):
         diary.wait_for(started["sessionId"], "turn.completed")
@@ -47,7 +47,7 @@ def test_a_journal_written_by_one_session_is_read_by_the_next_and_by_no_one_else
     journal = recall(diary.client)[JOURNAL]
     assert journal.startswith("## ") and f" · {first['sessionId']} · Door colour\n" in journal
     assert "> the door is blue\n> /call recall {}" in journal and "> done: recall -> {}" in journal
-    assert "Tools: recall" in journal and "41" not in journal  # eval sessions keep no journal
+    assert "Tools: recall" in journal and "quokka" not in journal  # eval sessions keep no journal
     assert recall(other.client) == {}
 
     # Alice's next session finds the journal; Mallory's (another tenant, the same shared agent) does not.
