@@ -62,6 +62,7 @@ from pydantic import BaseModel, ValidationError
 from agent_platform.auth import AuthenticatedPrincipal
 from agent_platform.db import on_pool
 from agent_platform.errors import DomainError
+from agents.channels import A2A_CHANNEL
 from agents.discovery import AgentSurface
 from agents.events import INTERRUPTED, TURN_ENDS, EventType
 from agents.models import Agent
@@ -74,7 +75,7 @@ from sessions_app.streams import SessionFollower
 PROTOCOL_VERSION = "1.0"
 LEGACY_VERSION = "0.3"
 VERSION_HEADER = "A2A-Version"
-CHANNEL = "a2a"
+CHANNEL = A2A_CHANNEL
 # How long ``SendMessage`` waits for its turn to end (or to ask for approval) before it
 # answers with the task as it is (still ``working``); ``GetTask`` tells the rest.
 MAX_WAIT_SECONDS = 120.0

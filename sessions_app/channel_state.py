@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 
 from agent_platform.auth import AuthenticatedPrincipal
 from agent_platform.errors import DomainError
+from agents.channels import HTTP_CHANNEL as HTTP_CHANNEL
 from agents.discovery import AgentSurface
 from agents.models import Agent
 from agents.sdk import ChannelInfo, ChannelSession
@@ -29,7 +30,6 @@ from sessions_app.models import ChannelState, Session, SessionMode
 
 logger = logging.getLogger("agent_platform.hooks")
 
-HTTP_CHANNEL = "http"
 # The longest channel token, f"{channel}:{key}": both at their longest, and the colon.
 MAX_TOKEN_CHARS = (
     (Session._meta.get_field("channel").max_length or 100)

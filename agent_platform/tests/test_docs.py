@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from agent_platform.conf import DEFAULTS
 from agents import sdk
+from agents.discovery import diagnostics
 from agents.events import EventType
 from agents.sdk import memory as sdk_memory
 from sessions_app.routing import websocket_urlpatterns
@@ -144,6 +145,13 @@ def test_every_sdk_name_is_in_the_authoring_reference():
     names = [*sdk.__all__, *sdk_memory.__all__]  # and the public submodule agents.sdk.memory
     missing = [name for name in names if not re.search(rf"`{re.escape(name)}\b", page)]
     assert not missing, f"docs/authoring.md does not document: {missing}"
+
+
+def test_every_diagnostic_id_is_in_the_diagnostics_page():
+    page = _page("diagnostics.md")
+    ids = [value.id for value in vars(diagnostics).values() if isinstance(value, diagnostics.Code)]
+    missing = [code for code in ids if f"`{code}`" not in page]
+    assert not missing, f"docs/diagnostics.md does not list: {missing}"
 
 
 def _platform_keys() -> set[str]:

@@ -73,6 +73,7 @@ HANDLER_SIGNATURE = _error(
 UNSIGNED_WEBHOOKS = _warning(
     41, 'Name the webhook secret: github_channel(secret="GITHUB_WEBHOOK_SECRET"), set on GitHub and the platform.'
 )
+RESERVED_CHANNEL = _error(42, "Rename the channel; the platform gives its own sessions this channel id.")
 INVALID_SLUG = _warning(27, "Agent folder names match [A-Za-z0-9][A-Za-z0-9_-]* and are not reserved segments.")
 
 

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from croniter import croniter
 
 from agents import sdk
+from agents.channels import PLATFORM_CHANNELS
 from agents.discovery import diagnostics as codes
 from agents.discovery.diagnostics import Code, Diagnostic
 from agents.discovery.loader import LoadFailure, TreeLoader, definitions_in
@@ -132,6 +133,9 @@ def _named(tree: Path, walk: Walk, surface: AgentSurface, slot: Slot) -> None:
     target: dict[str, Entry[Any]] = getattr(surface, slot.field)
     for file in _python_files(folder, walk):
         if not walk.check_name(file.stem, file, slot.disable or path):
+            continue
+        if slot.field == "channels" and file.stem in PLATFORM_CHANNELS and walk.extension is None:
+            walk.report(codes.RESERVED_CHANNEL, file, f"channel name {file.stem!r} is the platform's own")
             continue
         value = walk.load_one(file, slot.definition or (), f"{path}/")
         if value is not None:

@@ -39,6 +39,7 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from agent_platform.conf import platform_settings
 from agent_platform.errors import DomainError
 from agents import sdk
+from agents.channels import SCHEDULE_CHANNEL
 from agents.discovery import AgentSurface, extension_context
 from agents.models import Agent, AgentSource
 from agents.registry import agent_folders, get_agent, served_row, surface_for
@@ -52,7 +53,7 @@ from sessions_app.triggers.principals import service_principal, trigger_tenant
 
 logger = logging.getLogger(__name__)
 
-CHANNEL = "schedule"
+CHANNEL = SCHEDULE_CHANNEL
 TASK_PREFIX = "schedule:"
 # A fire sent at most this long before a fire time is that fire time's (cron fires are a
 # minute apart at least, so nothing else can be meant).

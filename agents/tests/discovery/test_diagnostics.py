@@ -198,6 +198,15 @@ def test_a_tool_named_like_a_synthesized_file_tool_is_an_error(build, name):
     assert surface.tools == {}
 
 
+@pytest.mark.parametrize("name", ["http", "schedule", "a2a"])
+def test_a_channel_named_like_one_the_platform_gives_its_own_sessions_is_an_error(build, name):
+    path, text = SLOT_FILES["channels"]
+    surface = build({path.format(name=name): text, path.format(name="web"): text})
+    assert codes(surface) == ["agents.E042"]
+    assert only(surface, "agents.E042").path == f"agent/channels/{name}.py"
+    assert list(surface.channels) == ["web"]
+
+
 @pytest.mark.parametrize("name", ["has space", "dotted.name", "x" * 65])
 def test_an_invalid_name_is_an_error(build, name):
     surface = build({f"agent/tools/{name}.py": TOOL})
