@@ -7,6 +7,7 @@ import secrets
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
@@ -130,6 +131,13 @@ class ApiToken(models.Model):
     @property
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
+
+    def clean(self) -> None:
+        """Raises:
+        ValidationError: when ``scopes`` is not a non-empty list of known scopes."""
+        known = set(TokenScope.values)
+        if not isinstance(self.scopes, list) or not self.scopes or not set(self.scopes) <= known:
+            raise ValidationError({"scopes": f"A non-empty list of {', '.join(TokenScope.values)}."})
 
     @property
     def is_expired(self) -> bool:

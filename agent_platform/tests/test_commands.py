@@ -5,6 +5,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from agent_platform.models import ApiToken, Principal, Tenant
@@ -66,6 +67,26 @@ def test_token_revoke_stops_the_token_working():
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     assert client.get("/api/v1/me").status_code == 401
     assert run("token", "list", "acme")[0].split("\t")[2] == "revoked"
+
+
+def test_token_create_takes_scopes_and_an_expiry_and_list_shows_them():
+    TenantFactory(slug="acme")
+    token = run("token", "create", "acme", "reader", "--scopes", "read", "--expires-in-days", "30")[-1]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert client.get("/api/v1/agents").status_code == 200
+    assert client.post("/api/v1/tokens", {}, format="json").json()["error"] == "insufficient_scope"
+    [listed] = run("token", "list", "acme")
+    prefix, principal, state, _, scopes, expires = listed.split("\t")
+    assert (prefix, principal, state, scopes) == (token[:12], "reader", "active", "read")
+    assert expires.startswith(str(timezone.now().year)) or expires.startswith(str(timezone.now().year + 1))
+
+
+@pytest.mark.parametrize("options", [["--scopes", "admin"], ["--scopes", ""], ["--expires-in-days", "0"]], ids=str)
+def test_token_create_refuses_an_unknown_scope_or_a_bad_expiry(options):
+    TenantFactory(slug="acme")
+    with pytest.raises(CommandError):
+        run("token", "create", "acme", "reader", *options)
 
 
 def test_tenant_add_staff_links_a_staff_account_to_a_principal():

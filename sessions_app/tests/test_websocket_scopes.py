@@ -1,0 +1,23 @@
+"""A stream over a WebSocket needs a token with ``read`` or ``sessions``, like the
+stream route: a ``manage``-only token is closed with 4403 before anything is looked up."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from agent_platform.asgi import application
+from agent_platform.models import ApiToken
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.parametrize(("scopes", "code"), [(["manage"], 4403), (["read"], 4404), (["sessions"], 4404)])
+async def test_a_websocket_stream_checks_the_tokens_scope_first(alice, scopes, code):
+    _, token = await database_sync_to_async(ApiToken.issue)(alice, scopes=scopes)
+    communicator = WebsocketCommunicator(application, "/ws/weather/session/ses_unknown", subprotocols=["bearer", token])
+    connected, _ = await communicator.connect()
+    assert connected
+    assert (await communicator.receive_output(timeout=5)) == {"type": "websocket.close", "code": code}
+    await communicator.disconnect()
