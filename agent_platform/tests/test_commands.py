@@ -97,3 +97,13 @@ def test_tenant_add_staff_links_a_staff_account_to_a_principal():
     assert user.principal.tenant.slug == "acme"
     assert user.has_perm("sessions_app.view_session")
     assert not user.has_perm("agent_platform.add_tenant")
+
+
+def test_a_superuser_linked_with_add_staff_gets_a_token_for_the_operator_routes():
+    TenantFactory(slug="ops")
+    get_user_model().objects.create_superuser("root", password="x")
+    run("tenant", "add-staff", "ops", "root")
+    token = run("token", "create", "ops", "root", "--scopes", "read")[-1]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert [tenant["slug"] for tenant in client.get("/api/v1/tenants").json()["tenants"]] == ["ops"]
