@@ -20,7 +20,7 @@ ROUTES = ["/api/v1/tenants", "/api/v1/tenants/acme", "/api/v1/tenants/acme/princ
 @pytest.fixture
 def operator(db) -> Principal:
     principal = PrincipalFactory(tenant=TenantFactory(slug="ops"), name="root")
-    principal.user = User.objects.create_superuser("root", password="x")
+    principal.user = User.objects.create_superuser("root", password=None)  # no password: no slow hashing
     principal.save()
     return principal
 
