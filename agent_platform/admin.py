@@ -111,7 +111,7 @@ class PrincipalAdmin(TenantScopedAdmin):
 @admin.register(ApiToken)
 class ApiTokenAdmin(TenantScopedAdmin):
     tenant_path = "principal__tenant"
-    list_display = ["prefix", "principal", "name", "created_at", "last_used_at", "revoked_at"]
+    list_display = ["prefix", "principal", "name", "scopes", "created_at", "expires_at", "last_used_at", "revoked_at"]
     list_filter = [("revoked_at", admin.EmptyFieldListFilter), "principal__tenant"]
     search_fields = ["prefix", "name", "principal__name"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
@@ -120,8 +120,8 @@ class ApiTokenAdmin(TenantScopedAdmin):
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:
-            return ["principal", "name"]
-        return ["principal", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+            return ["principal", "name", "scopes", "expires_at"]
+        return ["principal", "name", "scopes", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:
         token = None if change else obj.assign_new_secret()

@@ -3,7 +3,8 @@
 A request that authenticates carries ``request.user``, an ``AuthenticatedPrincipal``
 with ``.principal`` and ``.tenant``. The DRF class below is the only way in for the
 API; it answers 401 with ``WWW-Authenticate: Bearer`` for a missing, malformed,
-unknown or revoked token.
+unknown, revoked or expired token. A token's scopes are
+checked by ``agent_platform.scopes``.
 
 A token's principal is remembered for ``TOKEN_CACHE_SECONDS`` (a few seconds) so that
 a client's requests do not each look it up again. Saving or deleting a token, a
@@ -50,6 +51,12 @@ class AuthenticatedPrincipal:
     @property
     def tenant(self) -> Tenant:
         return self.principal.tenant
+
+    @property
+    def is_superuser(self) -> bool:
+        """A principal linked to an active Django superuser operates every tenant."""
+        user = self.principal.user
+        return user is not None and user.is_active and user.is_superuser
 
     def __str__(self) -> str:
         return str(self.principal)
@@ -111,7 +118,7 @@ _clock = time.monotonic  # (tests move it on)
 
 
 def principal_for_token(token: str) -> AuthenticatedPrincipal | None:
-    """The active token's principal, or None for an unknown or revoked token."""
+    """The active token's principal, or None for an unknown, revoked or expired token."""
     digest = hash_token(token)
     now = _clock()
     remembered = _remembered.get(digest)
@@ -130,6 +137,8 @@ def principal_for_token(token: str) -> AuthenticatedPrincipal | None:
                 _remembered.clear()
             _remembered[digest] = (user, now + seconds)
     if user.token is not None:
+        if user.token.is_expired:  # a remembered token can expire while remembered
+            return None
         user.token.touch()
     return user
 
@@ -240,7 +249,7 @@ class BearerTokenAuthentication(BaseAuthentication):
             return None
         user = principal_for_token(token)
         if user is None:
-            raise exceptions.AuthenticationFailed("The bearer token is unknown or revoked.")
+            raise exceptions.AuthenticationFailed("The bearer token is unknown, revoked or expired.")
         return user, user.token
 
     def authenticate_header(self, request: Request) -> str:

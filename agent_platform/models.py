@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
@@ -77,9 +78,28 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+class TokenScope(models.TextChoices):
+    """What a token may do. ``read``: any GET (agents, sessions, streams, usage);
+    ``sessions``: every route of an agent (start, follow up, approve, run tools, MCP, A2A);
+    ``manage``: every route of the management API under ``/api/`` (tokens, agents,
+    deployments, secrets, tenants)."""
+
+    READ = "read", "Read"
+    SESSIONS = "sessions", "Use agents"
+    MANAGE = "manage", "Manage"
+
+
+def all_scopes() -> list[str]:
+    """Every scope: what a token gets when none are named (and what older tokens have)."""
+    return [scope.value for scope in TokenScope]
+
+
 class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
     def active(self) -> ApiTokenQuerySet:
-        return self.filter(revoked_at__isnull=True)
+        """Neither revoked nor expired."""
+        return self.filter(revoked_at__isnull=True).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now())
+        )
 
 
 class ApiToken(models.Model):
@@ -92,6 +112,13 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="After this the token is refused (401); empty: it never expires."
+    )
+    scopes = models.JSONField(
+        default=all_scopes,
+        help_text="What the token may do: any of 'read', 'sessions', 'manage' (every one by default).",
+    )
 
     objects = ApiTokenQuerySet.as_manager()
 
@@ -105,11 +132,38 @@ class ApiToken(models.Model):
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
 
+    def clean(self) -> None:
+        """Raises:
+        ValidationError: when ``scopes`` is not a non-empty list of known scopes."""
+        known = set(TokenScope.values)
+        if not isinstance(self.scopes, list) or not self.scopes or not set(self.scopes) <= known:
+            raise ValidationError({"scopes": f"A non-empty list of {', '.join(TokenScope.values)}."})
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
+
+    @property
+    def is_active(self) -> bool:
+        return not self.is_revoked and not self.is_expired
+
+    def allows(self, scopes: frozenset[str] | set[str]) -> bool:
+        """Whether the token holds at least one of ``scopes``."""
+        return not scopes.isdisjoint(self.scopes or ())
+
     @classmethod
-    def issue(cls, principal: Principal, name: str = "") -> tuple[ApiToken, str]:
-        """Create a token for ``principal``; returns the row and the token itself,
+    def issue(
+        cls,
+        principal: Principal,
+        name: str = "",
+        *,
+        scopes: list[str] | None = None,
+        expires_at: datetime | None = None,
+    ) -> tuple[ApiToken, str]:
+        """Create a token for ``principal`` (every scope unless ``scopes`` names some;
+        never expiring unless ``expires_at``); returns the row and the token itself,
         which is never stored and cannot be shown again."""
-        row = cls(principal=principal, name=name)
+        row = cls(principal=principal, name=name, scopes=scopes or all_scopes(), expires_at=expires_at)
         token = row.assign_new_secret()
         row.save()
         return row, token

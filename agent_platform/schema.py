@@ -24,9 +24,9 @@ ERROR_COMPONENT = {
 # What every route may answer besides its own documented statuses, and when.
 _COMMON_ERRORS = {
     "400": "Invalid body or query (a `message` names the problem).",
-    "401": "No credential admitted: missing, malformed, unknown or revoked bearer token.",
-    "403": "The object belongs to another principal.",
-    "404": "No such agent or object (another tenant's private agent included).",
+    "401": "No credential admitted: missing, malformed, unknown, revoked or expired bearer token.",
+    "403": "The object belongs to another principal, or the token lacks the scope the route needs.",
+    "404": "No such agent or object (another tenant's private agent included), or a `cursor` this API did not write.",
     "413": "The request body is larger than the platform accepts.",
     "415": "The body is not `application/json`.",
     "503": "The database is unavailable, or the agent's tree has errors.",
@@ -40,9 +40,10 @@ def _error_codes(path: str, operation: dict[str, Any]) -> list[str]:
         codes.append("400")
     if "requestBody" in operation:
         codes += ["413", "415"]
-    if any(p.get("in") == "path" for p in parameters):
+    if any(p.get("in") == "path" or p.get("name") == "cursor" for p in parameters):
         codes.append("404")
-    if "{session_id}" in path:
+    # A token without the route's scope is refused (agent_platform.scopes); open routes check none.
+    if "{session_id}" in path or {} not in operation.get("security", []):
         codes.append("403")
     return codes
 

@@ -50,6 +50,7 @@ from redis.exceptions import RedisError
 
 from agent_platform.auth import authenticate_websocket
 from agent_platform.daphne_limits import MAX_INBOUND_FRAME
+from agent_platform.scopes import required_scopes
 from agents.events import TERMINAL_SESSION_EVENTS
 from agents.registry import get_visible_agent, surface_for
 from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
@@ -64,6 +65,8 @@ CLOSE_LAGGING = 4008
 CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_FORBIDDEN = 4403
+# A token needs one of these to follow a stream (the GET of an agent route).
+STREAM_SCOPES = required_scopes("/ws/", "GET")
 CLOSE_PAYLOAD_TOO_LARGE = 4413
 CLOSE_SERVER_ERROR = 4500
 # Try again later: the agent's tree has errors, or Redis cannot be reached.
@@ -126,6 +129,8 @@ def _find_session(scope: dict[str, Any], agent_slug: str, session_id: str) -> in
     caller = authenticate_websocket(scope)
     if caller is None:
         return CLOSE_UNAUTHORIZED
+    if caller.token is not None and not caller.token.allows(STREAM_SCOPES):
+        return CLOSE_FORBIDDEN
     agent = get_visible_agent(agent_slug, caller.tenant)
     if agent is None:
         return CLOSE_NOT_FOUND

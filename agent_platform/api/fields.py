@@ -21,3 +21,14 @@ class StrictBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid", input=data)
         return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer and nothing else: not "5", 5.5 or true (5.0 is JSON Schema's integer 5)."""
+
+    def to_internal_value(self, data: object) -> int:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        if isinstance(data, float) and not data.is_integer():
+            self.fail("invalid")
+        return int(super().to_internal_value(int(data)))

@@ -167,10 +167,13 @@ def test_events_are_read_only_in_the_admin(staff_client, alice, two_tenants):
 def test_a_token_added_in_the_admin_is_shown_once_and_works(staff_client, alice):
     client = staff_client(alice)
     response = client.post(
-        "/admin/agent_platform/apitoken/add/", {"principal": alice.pk, "name": "from admin"}, follow=True
+        "/admin/agent_platform/apitoken/add/",
+        {"principal": alice.pk, "name": "from admin", "scopes": '["read"]', "expires_at_0": "", "expires_at_1": ""},
+        follow=True,
     )
     html = response.content.decode()
     row = ApiToken.objects.get(name="from admin")
+    assert row.scopes == ["read"] and row.expires_at is None
     start = html.index(row.prefix)
     token = html[start : start + 47]
     assert token.startswith("apt_")
@@ -180,5 +183,15 @@ def test_a_token_added_in_the_admin_is_shown_once_and_works(staff_client, alice)
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     assert api.get("/api/v1/me").json()["principal"] == "alice"
+    assert api.post("/api/v1/tokens", {}, format="json").status_code == 403  # read only
     # The change page afterwards shows only the prefix.
     assert token not in client.get(admin_url(row, "change")).content.decode()
+
+
+def test_a_token_with_an_unknown_scope_is_refused_in_the_admin(staff_client, alice):
+    response = staff_client(alice).post(
+        "/admin/agent_platform/apitoken/add/", {"principal": alice.pk, "name": "bad", "scopes": '["admin"]'}
+    )
+    assert response.status_code == 200  # the form again, with the error
+    assert "A non-empty list of read, sessions, manage." in response.content.decode()
+    assert not ApiToken.objects.filter(name="bad").exists()

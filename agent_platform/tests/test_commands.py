@@ -5,6 +5,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from agent_platform.models import ApiToken, Principal, Tenant
@@ -68,6 +69,26 @@ def test_token_revoke_stops_the_token_working():
     assert run("token", "list", "acme")[0].split("\t")[2] == "revoked"
 
 
+def test_token_create_takes_scopes_and_an_expiry_and_list_shows_them():
+    TenantFactory(slug="acme")
+    token = run("token", "create", "acme", "reader", "--scopes", "read", "--expires-in-days", "30")[-1]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert client.get("/api/v1/agents").status_code == 200
+    assert client.post("/api/v1/tokens", {}, format="json").json()["error"] == "insufficient_scope"
+    [listed] = run("token", "list", "acme")
+    prefix, principal, state, _, scopes, expires = listed.split("\t")
+    assert (prefix, principal, state, scopes) == (token[:12], "reader", "active", "read")
+    assert expires.startswith(str(timezone.now().year)) or expires.startswith(str(timezone.now().year + 1))
+
+
+@pytest.mark.parametrize("options", [["--scopes", "admin"], ["--scopes", ""], ["--expires-in-days", "0"]], ids=str)
+def test_token_create_refuses_an_unknown_scope_or_a_bad_expiry(options):
+    TenantFactory(slug="acme")
+    with pytest.raises(CommandError):
+        run("token", "create", "acme", "reader", *options)
+
+
 def test_tenant_add_staff_links_a_staff_account_to_a_principal():
     TenantFactory(slug="acme")
     run("tenant", "add-staff", "acme", "carol")
@@ -76,3 +97,13 @@ def test_tenant_add_staff_links_a_staff_account_to_a_principal():
     assert user.principal.tenant.slug == "acme"
     assert user.has_perm("sessions_app.view_session")
     assert not user.has_perm("agent_platform.add_tenant")
+
+
+def test_a_superuser_linked_with_add_staff_gets_a_token_for_the_operator_routes():
+    TenantFactory(slug="ops")
+    get_user_model().objects.create_superuser("root", password=None)  # no password: no slow hashing
+    run("tenant", "add-staff", "ops", "root")
+    token = run("token", "create", "ops", "root", "--scopes", "read")[-1]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert [tenant["slug"] for tenant in client.get("/api/v1/tenants").json()["tenants"]] == ["ops"]

@@ -110,10 +110,13 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
         "reminder_id": "rem_probe",
         "schedule_id": "probe",
         "run_id": data.eval_run_id,
+        "tenant_slug": data.session.tenant.slug,
     }
     url = operation.path.format(**params)
     if "sessionId" in operation.query_names:
         url += f"?sessionId={data.session.pk}"
+    if "tenant" in operation.query_names:
+        url += f"?tenant={data.session.tenant.slug}"
     if operation.method != "POST":
         return [(url, None)]
     if operation.path.endswith("/v1/a2a"):
@@ -148,6 +151,8 @@ def _is_dev_only(operation: Operation) -> bool:
 def _expected(operation: Operation, slug: str, data: Seeded, body: dict[str, Any] | None) -> set[int]:
     if slug == data.private_agent.slug or _is_dev_only(operation):
         return {404}  # another tenant's agent does not exist for the caller
+    if operation.path.startswith("/api/v1/tenants") or "tenant" in operation.query_names:
+        return {403}  # the operator's routes and another tenant's usage: superusers only
     if "{prefix}" in operation.path or "{run_id}" in operation.path:
         return {404}  # token prefixes and eval runs are looked up in the caller's own tenant
     if operation.path.endswith("/dev/evals/runs") and body is not None:
@@ -182,7 +187,7 @@ def test_another_tenant_gets_403_or_404_none_of_the_owners_data_and_changes_noth
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_token(mallory)}")
     seen, problems = 0, []
     for operation in schema_operations():
-        if not operation.path.startswith("/{agent_slug}/"):
+        if "{agent_slug}" not in operation.path:
             slugs = ["-"]
         else:
             slugs = ["weather", owner_data.private_agent.slug]
@@ -208,7 +213,9 @@ def test_another_tenant_gets_403_or_404_none_of_the_owners_data_and_changes_noth
     assert ApiToken.objects.active().filter(prefix=owner_data.token_prefix).exists()
 
 
-@pytest.mark.parametrize("route", ["/weather/v1/sessions", "/weather/v1/artifacts", "/weather/v1/logs"])
+@pytest.mark.parametrize(
+    "route", ["/weather/v1/sessions", "/weather/v1/artifacts", "/weather/v1/logs", "/api/v1/tokens", "/api/v1/agents"]
+)
 def test_list_routes_show_the_callers_rows_only(owner_data, alice, mallory, client_for, route):
     mine = seed(mallory)
     owner = client_for(alice).get(route)

@@ -67,3 +67,25 @@ def test_revoking_ones_own_token_is_204(alice, client_for):
     prefix = client.post("/api/v1/tokens", {}, format="json").json()["prefix"]
     assert client.delete(f"/api/v1/tokens/{prefix}").status_code == 204
     assert ApiToken.objects.get(prefix=prefix).revoked_at is not None
+
+
+def test_one_token_is_shown_by_its_prefix_and_anothers_is_404(alice, mallory, client_for):
+    client = client_for(alice)
+    prefix = client.post("/api/v1/tokens", {"name": "mine"}, format="json").json()["prefix"]
+    shown = client.get(f"/api/v1/tokens/{prefix}")
+    assert shown.status_code == 200
+    assert shown.json()["name"] == "mine" and "token" not in shown.json()
+    assert client_for(mallory).get(f"/api/v1/tokens/{prefix}").status_code == 404
+
+
+def test_the_token_list_comes_a_page_at_a_time_newest_first(alice, client_for):
+    client = client_for(alice)
+    for n in range(4):
+        client.post("/api/v1/tokens", {"name": f"t{n}"}, format="json")
+    seen, url = [], "/api/v1/tokens?limit=2"
+    while url:
+        page = client.get(url).json()
+        assert len(page["tokens"]) <= 2
+        seen += [token["name"] for token in page["tokens"]]
+        url = page["next"]
+    assert seen == ["t3", "t2", "t1", "t0", "test"]
