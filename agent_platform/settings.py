@@ -313,6 +313,9 @@ PLATFORM = {
     # How often each server process checks, in one query for all its open streams,
     # whether a session grew without a signal (pub/sub is at-most-once; Redis may be down).
     "STREAM_POLL_SECONDS": float(env_int("PLATFORM_STREAM_POLL_SECONDS", 5, minimum=1)),
+    # How often an idle SSE stream (and an NDJSON one that asked, ?heartbeat=1) sends a
+    # heartbeat, so proxies that cut silent connections leave it open; one timer per process.
+    "STREAM_HEARTBEAT_SECONDS": env_float("PLATFORM_STREAM_HEARTBEAT_SECONDS", 15.0, minimum=0.05, maximum=3600.0),
     # Hosts ("h", "h:port") and networks ("10.0.0.0/8") agent-initiated HTTP (MCP connections,
     # HTTP tools) may reach although they are not public https; empty in production.
     "OUTBOUND_ALLOW": tuple(env_list("PLATFORM_OUTBOUND_ALLOW", [])),
