@@ -30,6 +30,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 NOT_API = {
     "/",
     "/healthz",
+    "/readyz",
     "/api/schema",
     "/favicon.ico",
     # Pages for people; their data comes from the API routes tested here.
