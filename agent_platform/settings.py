@@ -121,6 +121,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    # Swagger UI and Redoc served from this origin, for /api/docs/.
+    "drf_spectacular_sidecar",
     "channels",
     "django_celery_beat",
     "agent_platform",
@@ -393,6 +395,10 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "displayRequestDuration": True},
     # Request bodies get their own components, so non-blank strings show as minLength 1.
     "COMPONENT_SPLIT_REQUEST": True,
     # 3.1 is full JSON Schema: workspace file names are described with propertyNames.
@@ -400,6 +406,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "agent_platform.schema.document_error_responses",
+        "agent_platform.schema.tag_operations",
     ],
 }
 

@@ -45,6 +45,7 @@ from rest_framework.request import Request
 
 from agent_platform.body_limit import ASGIApp, Message, Receive, Scope, Send
 from agent_platform.errors import ApiError
+from agents.events import EventType
 from sessions_app.api.base import NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.eventlog import ended_before
 from sessions_app.models import Event
@@ -62,7 +63,7 @@ HEARTBEATS: dict[Format, bytes] = {"ndjson": b'{"type":"heartbeat"}\n', "sse": b
 StreamedEvent = inline_serializer(
     "StreamedEvent",
     {
-        "type": serializers.CharField(),
+        "type": serializers.ChoiceField(choices=[event_type.value for event_type in EventType]),
         "index": serializers.IntegerField(),
         "sessionId": serializers.CharField(),
         "turnId": serializers.CharField(required=False),
