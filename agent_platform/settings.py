@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from corsheaders.defaults import default_headers as cors_default_headers
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
@@ -119,6 +120,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     "drf_spectacular",
     # Swagger UI and Redoc served from this origin, for /api/docs/.
@@ -138,6 +140,9 @@ MIDDLEWARE = [
     # Each request to an agent's routes: its agent_sdk.http span (for agents that export).
     "agent_platform.telemetry.http_telemetry",
     "django.middleware.security.SecurityMiddleware",
+    # CORS for the channel and session routes that allow an origin (sessions_app.cors):
+    # answers their preflights and adds the headers to their answers, refusals included.
+    "corsheaders.middleware.CorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -243,6 +248,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Bodies are JSON and small; anything larger is refused with 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("PLATFORM_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+
+# --- CORS (django-cors-headers): decided per request by sessions_app.cors ----------------
+
+# No path is open to other origins by pattern: only the routes sessions_app.cors allows
+# (a channel's cors_origins, a tenant's) answer a preflight.
+CORS_URLS_REGEX = r"(?!)"
+CORS_ALLOWED_ORIGINS: list[str] = []
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = (*cors_default_headers, "idempotency-key", "last-event-id")
+CORS_PREFLIGHT_MAX_AGE = 600
 
 # --- Static files, i18n ------------------------------------------------------------
 
