@@ -89,7 +89,7 @@ class ReadOnlyAdmin(TenantScopedAdmin):
 @admin.register(Tenant)
 class TenantAdmin(TenantScopedAdmin):
     tenant_path = "pk"
-    list_display = ["slug", "name", "retention_days", "created_at"]
+    list_display = ["slug", "name", "retention_days", "cors_origins", "created_at"]
     search_fields = ["slug", "name"]
     date_hierarchy = "created_at"
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
+
+from agents.sdk._definitions import cors_origin
+from agents.sdk._errors import DefinitionError
 
 TOKEN_PREFIX = "apt_"  # noqa: S105  (a marker, not a secret)
 # How many characters of a token stay visible (and searchable) after creation.
@@ -24,6 +28,17 @@ slug_validator = RegexValidator(
 )
 
 
+def validate_cors_origins(value: Any) -> None:
+    """A list of browser origins or ``*`` (as ``define_channel(cors_origins=...)`` takes)."""
+    if not isinstance(value, list):
+        raise ValidationError('A list of origins, e.g. ["https://shop.example"].')
+    for origin in value:
+        try:
+            cors_origin(origin)
+        except DefinitionError as error:
+            raise ValidationError(str(error)) from None
+
+
 class Tenant(models.Model):
     """An organisation using the deployment. Tenants never see each other's data."""
 
@@ -35,6 +50,15 @@ class Tenant(models.Model):
         help_text=(
             "Days an ended session of this tenant is kept (agents with their own retention_days keep theirs); "
             "empty: the platform's default (PLATFORM_RETENTION_DAYS); 0: kept forever."
+        ),
+    )
+    cors_origins = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_cors_origins],
+        help_text=(
+            'Browser origins (["https://shop.example"], or ["*"]) whose pages may call the channel and '
+            "session routes of this tenant's own (deployed) agents, besides what each channel allows."
         ),
     )
     created_at = models.DateTimeField(default=timezone.now)

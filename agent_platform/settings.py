@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from corsheaders.defaults import default_headers as cors_default_headers
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
@@ -119,8 +120,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     "drf_spectacular",
+    # Swagger UI and Redoc served from this origin, for /api/docs/.
+    "drf_spectacular_sidecar",
     "channels",
     "django_celery_beat",
     "agent_platform",
@@ -136,6 +140,9 @@ MIDDLEWARE = [
     # Each request to an agent's routes: its agent_sdk.http span (for agents that export).
     "agent_platform.telemetry.http_telemetry",
     "django.middleware.security.SecurityMiddleware",
+    # CORS for the channel and session routes that allow an origin (sessions_app.cors):
+    # answers their preflights and adds the headers to their answers, refusals included.
+    "corsheaders.middleware.CorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -242,6 +249,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("PLATFORM_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 
+# --- CORS (django-cors-headers): decided per request by sessions_app.cors ----------------
+
+# No path is open to other origins by pattern: only the routes sessions_app.cors allows
+# (a channel's cors_origins, a tenant's) answer a preflight.
+CORS_URLS_REGEX = r"(?!)"
+CORS_ALLOWED_ORIGINS: list[str] = []
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = (*cors_default_headers, "idempotency-key", "last-event-id")
+CORS_PREFLIGHT_MAX_AGE = 600
+
 # --- Static files, i18n ------------------------------------------------------------
 
 STATIC_URL = "/static/"
@@ -313,6 +330,9 @@ PLATFORM = {
     # How often each server process checks, in one query for all its open streams,
     # whether a session grew without a signal (pub/sub is at-most-once; Redis may be down).
     "STREAM_POLL_SECONDS": float(env_int("PLATFORM_STREAM_POLL_SECONDS", 5, minimum=1)),
+    # How often an idle SSE stream (and an NDJSON one that asked, ?heartbeat=1) sends a
+    # heartbeat, so proxies that cut silent connections leave it open; one timer per process.
+    "STREAM_HEARTBEAT_SECONDS": env_float("PLATFORM_STREAM_HEARTBEAT_SECONDS", 15.0, minimum=0.05, maximum=3600.0),
     # Hosts ("h", "h:port") and networks ("10.0.0.0/8") agent-initiated HTTP (MCP connections,
     # HTTP tools) may reach although they are not public https; empty in production.
     "OUTBOUND_ALLOW": tuple(env_list("PLATFORM_OUTBOUND_ALLOW", [])),
@@ -393,6 +413,10 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "displayRequestDuration": True},
     # Request bodies get their own components, so non-blank strings show as minLength 1.
     "COMPONENT_SPLIT_REQUEST": True,
     # 3.1 is full JSON Schema: workspace file names are described with propertyNames.
@@ -400,6 +424,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "agent_platform.schema.document_error_responses",
+        "agent_platform.schema.tag_operations",
     ],
 }
 

@@ -9,6 +9,7 @@ from sessions_app.api.a2a_views import AgentCardView
 urlpatterns = [
     path("", views.index, name="index"),
     path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
     # Browsers ask for /favicon.ico on pages that name no icon.
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     # Under admin/ (a reserved segment), so no agent's slug can shadow it.

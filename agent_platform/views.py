@@ -11,6 +11,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from agent_platform import readiness
 from agent_platform.admin import staff_tenant
 from agent_platform.auth import get_dev_principal, is_loopback_request
 from agent_platform.conf import platform_settings
@@ -28,6 +29,23 @@ def healthz(request: HttpRequest) -> JsonResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"ok": True})
+
+
+def readyz(request: HttpRequest) -> JsonResponse:
+    """``GET /readyz[?without=workers]``: the database, the broker, the channel layer and a
+    worker answer (for readiness probes; ``agent_platform.readiness``). 200
+    ``{"status": "ok", "checks": {...}}``, or 503 naming what failed."""
+    skipped = {name.strip() for value in request.GET.getlist("without") for name in value.split(",") if name.strip()}
+    unknown = skipped - set(readiness.CHECKS)
+    if unknown:
+        message = f"without names unknown checks {sorted(unknown)!r}; known: {', '.join(readiness.CHECKS)}."
+        return JsonResponse(error_body("invalid", message), status=400)
+    results = readiness.check(name for name in readiness.CHECKS if name not in skipped)
+    if readiness.ready(results):
+        return JsonResponse({"status": "ok", "checks": results})
+    failed = [name for name, result in results.items() if result not in readiness.PASSING]
+    body = {**error_body("not_ready", f"Not ready: {', '.join(failed)}."), "status": "unavailable", "checks": results}
+    return JsonResponse(body, status=503)
 
 
 def index(request: HttpRequest) -> HttpResponse:

@@ -1,6 +1,7 @@
 """Many idle NDJSON streams on one daphne process: what they cost while nothing happens.
 
     .venv/bin/python bench/idle_streams.py [--streams 10000] [--per-session 1] [--idle 20] [--turns 20]
+                                           [--heartbeat SECONDS]
 
 Starts the distributed form on loopback (a fresh Postgres database, Redis, one daphne,
 one Celery worker), makes ``streams / per-session`` waiting sessions (one real turn,
@@ -12,6 +13,10 @@ raw sockets that read the response headers and nothing more, and measures:
   round of opening and closing them (memory that is reused, not leaked, stays flat);
 - the database transactions and Redis pub/sub connections the idle streams cause;
 - a follow-up turn on another session, before and while the streams are open.
+
+``--heartbeat S`` opens the streams with ``?heartbeat=1`` and serves them with
+``PLATFORM_STREAM_HEARTBEAT_SECONDS=S``: each idle stream then writes a heartbeat line every
+S seconds (what every SSE stream does), and the idle CPU includes those writes.
 
 ``bench/README.md`` says what each row means. Standard library plus psycopg and redis
 (both dependencies); no Django in this process: it measures the server from outside.
@@ -122,7 +127,7 @@ class Stack:
     database: str
 
 
-def start(processes: Processes, work: Path, database: str) -> Stack:
+def start(processes: Processes, work: Path, database: str, heartbeat: float | None = None) -> Stack:
     """A fresh database, migrated; a tenant and token; one daphne and one Celery worker."""
     queue = f"bench-idle-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
     env = {
@@ -137,6 +142,8 @@ def start(processes: Processes, work: Path, database: str) -> Stack:
         "LOG_LEVEL": "WARNING",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
     }
+    if heartbeat is not None:
+        env["PLATFORM_STREAM_HEARTBEAT_SECONDS"] = str(heartbeat)
     create_database(database)
     manage(["migrate", "--noinput"], env, timeout=300)
     manage(["tenant", "create", "bench-idle"], env)
@@ -296,7 +303,8 @@ def measure(stack: Stack, args: argparse.Namespace, say: Callable[[str], None]) 
         sessions = -(-args.streams // args.per_session)
         say(f"{sessions} waiting sessions")
         ids = idle_sessions(stack, api, sessions)
-        paths = [f"{path_of(ids[n % sessions])}/stream?startIndex=0" for n in range(args.streams)]
+        query = "?startIndex=0&heartbeat=1" if args.heartbeat is not None else "?startIndex=0"
+        paths = [f"{path_of(ids[n % sessions])}/stream{query}" for n in range(args.streams)]
 
         time.sleep(2)
         rss_before = rss_kb(stack.web.pid)
@@ -369,6 +377,9 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=20.0, help="seconds of idle CPU measured (default 20)")
     parser.add_argument("--settle", type=float, default=8.0, help="seconds let pass before each RSS (default 8)")
     parser.add_argument("--turns", type=int, default=20, help="bystander follow-ups timed each time (default 20)")
+    parser.add_argument(
+        "--heartbeat", type=float, default=None, help="streams ask for heartbeats, sent every this many seconds"
+    )
     args = parser.parse_args()
     limit = raise_open_files_limit(args.streams + 256)
     load = os.getloadavg()
@@ -384,7 +395,7 @@ def main() -> int:
         processes = Processes(Path(tmp))
         try:
             say(f"starting daphne and a worker on database {database}")
-            stack = start(processes, Path(tmp), database)
+            stack = start(processes, Path(tmp), database, args.heartbeat)
             rows = measure(stack, args, say)
         except (BenchError, OSError, KeyboardInterrupt) as error:
             print(f"\nbench stopped: {error!r}", file=sys.stderr)

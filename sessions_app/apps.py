@@ -14,3 +14,9 @@ class SessionsAppConfig(AppConfig):
         from sessions_app.records.artifacts import SessionArtifacts
 
         dispatch.artifacts_for = SessionArtifacts
+
+        from corsheaders.signals import check_request_enabled
+
+        from sessions_app.cors import cors_allowed
+
+        check_request_enabled.connect(cors_allowed, dispatch_uid="sessions_app.cors")

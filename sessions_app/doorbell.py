@@ -24,6 +24,10 @@ that far. An idle stream costs no work of its own. While Redis is down the strea
 on by that poll; the hub reconnects with backoff, subscribes again to everything, and
 polls at once when the subscriptions are back (RELIABILITY.md row 4).
 
+Streams that asked for heartbeats (``Watch(heartbeat=True)``) are woken by one shared
+beat of the hub every ``STREAM_HEARTBEAT_SECONDS`` while they wait, and tell their
+client they are alive without reading the table: still no task or timer per stream.
+
 A stream's seam (``Watch.start`` before the first read of the table) is exact: once
 ``start`` returns, the subscription is confirmed by Redis (or, if Redis is down or
 slow to confirm, the poll covers the session), so every append committed after the
@@ -170,15 +174,20 @@ class Watch:
     is longer than that); ``head`` is the highest index a ring announced.
     """
 
-    __slots__ = ("_hub", "_rung", "_waiter", "head", "next_index", "poll_interval", "session_id")
+    __slots__ = ("_beat", "_hub", "_rung", "_waiter", "head", "heartbeat", "next_index", "poll_interval", "session_id")
 
-    def __init__(self, session_id: str, next_index: int = 0, *, poll_interval: float | None = None) -> None:
+    def __init__(
+        self, session_id: str, next_index: int = 0, *, poll_interval: float | None = None, heartbeat: bool = False
+    ) -> None:
         self.session_id = session_id
         self.next_index = next_index
         self.head = next_index - 1
         # At most this many seconds between two checks of this stream's session by the
         # shared poll (None: STREAM_POLL_SECONDS).
         self.poll_interval = poll_interval
+        # Whether the hub's shared beat wakes this watch while it waits (``beaten``).
+        self.heartbeat = heartbeat
+        self._beat = False
         # An asyncio.Event, made small: thousands of idle streams each hold one.
         self._rung = False
         self._waiter: asyncio.Future[None] | None = None
@@ -209,6 +218,17 @@ class Watch:
             await self._waiter
         finally:
             self._waiter = None
+
+    def beat(self) -> None:
+        """The hub's heartbeat: wakes the watch if it is waiting (a busy stream is sending anyway)."""
+        if self._waiter is not None and not self._waiter.done():
+            self._beat = True
+            self._waiter.set_result(None)
+
+    def beaten(self) -> bool:
+        """Whether the last ``wait`` ended by a heartbeat alone (nothing new to read)."""
+        beaten, self._beat = self._beat and not self._rung, False
+        return beaten
 
     def ring(self, index: int | None) -> None:
         """The log reaches ``index`` (None: somewhere unknown, look anyway)."""
@@ -292,6 +312,8 @@ class Doorbells:
         self._followed = 0
         self._peak = 0
         self._giving_back: asyncio.TimerHandle | None = None
+        # The shared heartbeat, started with the first stream that wants one.
+        self._beater: asyncio.Task[None] | None = None
 
     # --- streams come and go
 
@@ -301,6 +323,11 @@ class Doorbells:
         followers = self.watches.setdefault(watch.session_id, set())
         followers.add(watch)
         self._count(+1)
+        if watch.heartbeat and self._beater is None:
+            self._beater = self.loop.create_task(
+                self._beat_forever(), name="doorbell-beat", context=contextvars.Context()
+            )
+            self._tasks.append(self._beater)
         self._intervals[watch.poll_interval] += 1
         if watch.poll_interval is not None and watch.poll_interval < self._interval(without=watch.poll_interval):
             self._poller_wake.set()  # the poll looks sooner from now on
@@ -402,6 +429,18 @@ class Doorbells:
             for watch in self.watches.get(session_id, ()):
                 if length > watch.next_index:
                     watch.ring(length - 1)
+
+    # --- the shared heartbeat
+
+    async def _beat_forever(self) -> None:
+        """Every ``STREAM_HEARTBEAT_SECONDS``, wake each waiting stream that wants heartbeats:
+        one timer for the whole loop, and no table read (``Watch.beaten``)."""
+        while True:
+            await asyncio.sleep(float(platform_settings.STREAM_HEARTBEAT_SECONDS))
+            for followers in self.watches.values():
+                for watch in followers:
+                    if watch.heartbeat:
+                        watch.beat()  # resolves a future: nothing runs until this loop is done
 
     # --- the Redis connection (distributed form)
 

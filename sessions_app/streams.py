@@ -18,7 +18,9 @@ it. A lost ring only delays.
 
 An idle follower costs nothing of its own: no task, no timer, no Redis connection
 and no table read; the event loop's one doorbell listener and one poll serve all of
-them. Iteration ends after a terminal session event (``session.completed`` /
+them. A follower made with ``heartbeat=True`` is also woken by the hub's one shared
+beat while it waits, and ``batches`` then yields an empty batch (a heartbeat is due)
+without reading the table. Iteration ends after a terminal session event (``session.completed`` /
 ``session.failed``). On exit or cancellation the follower leaves the doorbell. At
 most one batch of events is held in memory: a slow reader simply reads the table
 later.
@@ -81,6 +83,7 @@ class SessionFollower:
         *,
         batch: int | None = None,
         poll_interval: float | None = None,
+        heartbeat: bool = False,
     ) -> None:
         if start_index < 0:
             raise ValueError("start_index must be non-negative")
@@ -91,7 +94,9 @@ class SessionFollower:
         self._read_head = start_index - 1
         # poll_interval: at most this many seconds before the shared poll checks this
         # session when no ring comes (default: PLATFORM["STREAM_POLL_SECONDS"]).
-        self._watch = doorbell.Watch(session_id, start_index, poll_interval=poll_interval)
+        # heartbeat: ``batches`` yields an empty batch every PLATFORM["STREAM_HEARTBEAT_SECONDS"]
+        # while it waits for events.
+        self._watch = doorbell.Watch(session_id, start_index, poll_interval=poll_interval, heartbeat=heartbeat)
         self._started = False
 
     @property
@@ -164,8 +169,9 @@ class SessionFollower:
         return fresh, False, False
 
     async def batches(self) -> AsyncIterator[list[Event]]:
-        """The same events, a table read at a time (never empty), for transports
-        that send several events in one write."""
+        """The same events, a table read at a time, for transports that send several
+        events in one write. Never empty, except for a follower made with
+        ``heartbeat=True``: an empty batch says it has waited a heartbeat's time."""
         try:
             await self.start()
             if await self._ended_before_start():
@@ -193,6 +199,9 @@ class SessionFollower:
                 # Until a ring or the shared poll announces more than has been read.
                 self._watch.next_index = self.next_index
                 await self._watch.wait()
+                while self._watch.beaten():
+                    yield []  # a heartbeat; the log has not grown, so no read
+                    await self._watch.wait()
         finally:
             await self.close()
 

@@ -1,10 +1,24 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from agent_platform.api import agent_views, tenancy_views, usage_views, views
+from agent_platform.api import agent_views, docs_views, tenancy_views, usage_views, views
 
 urlpatterns = [
     path("schema", SpectacularAPIView.as_view(permission_classes=[]), name="openapi-schema"),
+    # The schema read by people: Swagger UI and Redoc from this origin (drf-spectacular-sidecar),
+    # their scripts files of their own (the Content-Security-Policy runs no inline script).
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="openapi-schema",
+            authentication_classes=[],
+            permission_classes=[],
+            template_name="api_docs/swagger.html",
+        ),
+        name="api-docs",
+    ),
+    path("docs/redoc/", docs_views.RedocView.as_view(), name="api-redoc"),
+    path("docs/redoc/redoc.standalone.js", docs_views.redoc_bundle, name="api-redoc-bundle"),
     path("v1/me", views.MeView.as_view(), name="me"),
     path("v1/tokens", views.TokenListView.as_view(), name="token-list"),
     path("v1/tokens/<str:prefix>", views.TokenDetailView.as_view(), name="token-detail"),

@@ -30,7 +30,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 NOT_API = {
     "/",
     "/healthz",
+    "/readyz",
     "/api/schema",
+    # The schema read by people (Swagger UI, Redoc and its bundle): pages, no data.
+    "/api/docs/",
+    "/api/docs/redoc/",
+    "/api/docs/redoc/redoc.standalone.js",
     "/favicon.ico",
     # Pages for people; their data comes from the API routes tested here.
     "/admin/dashboard/",  # agent_platform/tests/test_dashboard.py (tenant isolation)

@@ -8,6 +8,7 @@ keyword-only, so new ones can be added without breaking authored agents.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -307,19 +308,50 @@ class Channel:
     events: Mapping[str, Handler] = field(default_factory=dict)
     auth: Handler | None = None
     pack: Pack | None = None
+    # Browser origins (``https://shop.example``, or ``*``) that may call this channel's
+    # routes and the agent's session routes from their pages (CORS).
+    cors_origins: tuple[str, ...] = ()
+
+
+_ORIGIN = re.compile(r"https?://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
+
+
+def cors_origin(value: object) -> str:
+    """``value`` if it is ``*`` or a browser origin (``scheme://host[:port]``, no path).
+
+    Raises:
+        DefinitionError: for anything else.
+    """
+    if value == "*" or (isinstance(value, str) and _ORIGIN.fullmatch(value)):
+        return str(value)
+    raise DefinitionError(
+        f"cors_origins entries are origins like 'https://shop.example' (scheme://host[:port], no path) or '*', "
+        f"not {value!r}"
+    )
 
 
 def define_channel(
-    *, routes: Sequence[Route] = (), events: Mapping[str, Handler] | None = None, auth: Handler | None = None
+    *,
+    routes: Sequence[Route] = (),
+    events: Mapping[str, Handler] | None = None,
+    auth: Handler | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> Channel:
     """A channel (``channels/<name>.py``). ``auth``, when given, is called (plain or
     async) as ``auth(request)`` with a ``ChannelRequest`` on every route, besides the
-    platform's own auth; a falsy answer refuses the call (401).
+    platform's own auth; a falsy answer refuses the call (401). ``cors_origins``: the
+    browser origins whose pages may call the channel's routes (and the agent's session
+    routes, to follow what they started), e.g.
+    ``define_channel(routes=[...], cors_origins=["https://shop.example"])``.
 
     Raises:
         DefinitionError: for a route that is not a ``Route``, two routes with the same
-            method and path, or a handler that is not a function.
+            method and path, a handler that is not a function, or an entry of
+            ``cors_origins`` that is not an origin or ``*``.
     """
+    if isinstance(cors_origins, str):
+        raise DefinitionError(f"cors_origins is a list of origins, not the string {cors_origins!r}")
+    origins = tuple(cors_origin(origin) for origin in cors_origins)
     seen: set[tuple[str, str]] = set()
     for route in routes:
         if not isinstance(route, Route):
@@ -331,7 +363,7 @@ def define_channel(
         _require_callable(handler, f"the handler for {event_type!r}")
     if auth is not None:
         _require_callable(auth, "auth")
-    return Channel(tuple(routes), dict(events or {}), auth)
+    return Channel(tuple(routes), dict(events or {}), auth, cors_origins=origins)
 
 
 @dataclass(frozen=True)

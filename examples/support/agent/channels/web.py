@@ -3,7 +3,8 @@
 ``POST .../channels/web/ask`` ``{"question": ..., "conversation"?: ...}`` puts the
 question to the support agent: a new session, or the widget's ongoing conversation
 when it passes the same ``conversation`` id again (201 new, 202 continued; the
-answer is ``{sessionId, continuationToken, turnId}`` to stream from).
+answer is ``{sessionId, continuationToken, turnId}`` to stream from). The widget runs on
+the shop's own site, another origin: ``cors_origins`` lets its pages call the route.
 """
 
 from __future__ import annotations
@@ -30,5 +31,8 @@ async def ask(ctx: ChannelContext, body: AskBody) -> dict[str, str]:
 
 
 channel = define_channel(
-    routes=[Route("POST", "/ask", handler=ask, body=AskBody, description="Ask the support agent a question.")]
+    routes=[Route("POST", "/ask", handler=ask, body=AskBody, description="Ask the support agent a question.")],
+    # The shop's site, where the widget's page lives (here: the shop's dev server). Its
+    # pages may call /ask and then follow the session they started (CORS).
+    cors_origins=["http://localhost:8080"],
 )
