@@ -6,12 +6,13 @@ eval runs, errors, and ``agent run --url``."""
 from __future__ import annotations
 
 import asyncio
+import json
 from io import StringIO
 
 import pytest
 from agent_platform_client import ApiError, AsyncClient, Client, Event, StreamLost, parse_sse
 from cutting_proxy import CuttingProxy
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from agent_platform.tests.daphne import serve_live
 from agent_platform.tests.factories import issue_token
@@ -162,6 +163,21 @@ def test_agent_run_url_prints_the_deltas_as_they_stream(server, token):
     printed = out.getvalue()
     assert printed.startswith("t0 t1 t2 t3 echo: hi there")
     assert "status: completed" in printed and "session: ses_" in printed
+    # A call that asks for approval, approved through the route; --json: each event as it arrives.
+    out = StringIO()
+    message = '/call close_issue {"issue": 9}'
+    call_command(
+        "agent", "run", "lab", message, "--url", server.url, "--token", token, "--approve", "--json", stdout=out
+    )
+    types = [json.loads(line)["type"] for line in out.getvalue().splitlines()]
+    assert "action.approval_requested" in types and "action.approval_resolved" in types
+    assert types[-1] == "turn.completed"
+    with pytest.raises(CommandError) as parked:
+        call_command("agent", "run", "lab", message, "--url", server.url, "--token", token, stdout=StringIO())
+    assert parked.value.returncode == 3
+    with pytest.raises(CommandError) as refused:
+        call_command("agent", "run", "lab", "hi", "--url", server.url, "--token", "apt_wrong", stdout=StringIO())
+    assert refused.value.returncode == 2 and "401" in str(refused.value)
 
 
 def test_sse_parsing_follows_the_standard():
