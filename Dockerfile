@@ -17,6 +17,9 @@ RUN pip install --no-cache-dir -r requirements.txt
 # The extension packages shipped in extensions/ (the support example mounts shop).
 COPY extensions/ extensions/
 RUN pip install --no-cache-dir ./extensions/*/
+# The Python client (clients/python): `agent run --url` uses it.
+COPY clients/ clients/
+RUN pip install --no-cache-dir ./clients/python
 
 # Runs unprivileged, as the app stage does; settings create dirs under var/ at import.
 RUN useradd --system --create-home --uid 10001 app

@@ -24,6 +24,10 @@ PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist loadfile
 EXTENSION_PACKAGES := $(wildcard extensions/*/pyproject.toml)
 EXTENSION_FILES := $(shell find extensions -type f -not -path '*/build/*' -not -path '*.egg-info*' -not -name '*.pyc' 2>/dev/null)
 
+# The Python client (clients/python, its own package; `agent run --url` uses it), installed
+# like the extension packages, again whenever a file of its changes.
+CLIENT_FILES := $(shell find clients/python -type f -not -path '*/build/*' -not -path '*.egg-info*' -not -name '*.pyc' 2>/dev/null)
+
 INSPECTOR := tools/mcp-inspector/node_modules/.bin/mcp-inspector
 
 .PHONY: run test check lint typecheck migrations-check clean mcp-inspector
@@ -44,14 +48,18 @@ $(VENV)/.extensions-installed: $(EXTENSION_FILES) | $(PY)
 	$(PY) -m pip install --quiet $(addprefix ./,$(dir $(EXTENSION_PACKAGES)))
 	touch $@
 
-run: $(VENV)/.run-installed $(VENV)/.extensions-installed
+$(VENV)/.client-installed: $(CLIENT_FILES) | $(PY)
+	$(PY) -m pip install --quiet ./clients/python
+	touch $@
+
+run: $(VENV)/.run-installed $(VENV)/.extensions-installed $(VENV)/.client-installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py agent serve --host $(HOST) --port $(PORT)
 
 # DB_CONN_MAX_AGE=0: connections opened by worker and async-bridge threads close
 # after use, so the test database can be dropped at the end of the run.
 # The MCP Inspector CLI (npm) for the /v1/mcp test, installed wherever npm is.
-test: $(VENV)/.dev-installed $(VENV)/.extensions-installed $(if $(shell command -v npm),$(INSPECTOR))
+test: $(VENV)/.dev-installed $(VENV)/.extensions-installed $(VENV)/.client-installed $(if $(shell command -v npm),$(INSPECTOR))
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) SECRET_KEY=test-only-not-secret DB_CONN_MAX_AGE=0 \
 		$(PY) scripts/test_services.py $(PY) -m pytest $(PYTEST_ARGS)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,32 @@ LOCAL_SESSION = "ses_local"
 LOCAL_TURN = "turn_local"
 
 
+OnRecord = Callable[[dict[str, Any]], None]
+
+
+class _ShowingSink(MemorySink):
+    """Keeps every event, and hands each one's record to ``on_record`` as it is emitted."""
+
+    def __init__(self, on_record: OnRecord | None) -> None:
+        super().__init__()
+        self.on_record = on_record
+
+    async def emit(self, type: EventType, data: dict[str, Any], turn_id: str | None) -> None:
+        await super().emit(type, data, turn_id)
+        if self.on_record is not None:
+            self.on_record(self.events[-1].as_record(LOCAL_SESSION))
+
+
 @dataclass
 class LocalRun:
     outcome: TurnOutcome
     records: list[dict[str, Any]]
 
 
-async def _run(surface: AgentSurface, message: str, approve: bool | None, dry_run: bool) -> LocalRun:
-    sink = MemorySink()
+async def _run(
+    surface: AgentSurface, message: str, approve: bool | None, dry_run: bool, on_record: OnRecord | None
+) -> LocalRun:
+    sink = _ShowingSink(on_record)
     session = SessionInfo(id=LOCAL_SESSION, agent=surface.slug, dry_run=dry_run)
     with tempfile.TemporaryDirectory(prefix="agent-run-") as workspace:
         request = TurnRequest(
@@ -50,6 +69,14 @@ async def _run(surface: AgentSurface, message: str, approve: bool | None, dry_ru
     return LocalRun(outcome, [event.as_record(LOCAL_SESSION) for event in sink.events])
 
 
-def run_locally(surface: AgentSurface, message: str, *, approve: bool | None = None, dry_run: bool = False) -> LocalRun:
-    """Run one turn; parked approvals are all approved or denied when ``approve`` is set."""
-    return asyncio.run(_run(surface, message, approve, dry_run))
+def run_locally(
+    surface: AgentSurface,
+    message: str,
+    *,
+    approve: bool | None = None,
+    dry_run: bool = False,
+    on_record: OnRecord | None = None,
+) -> LocalRun:
+    """Run one turn; parked approvals are all approved or denied when ``approve`` is set.
+    ``on_record`` sees each event record as it is emitted (deltas as they stream)."""
+    return asyncio.run(_run(surface, message, approve, dry_run, on_record))

@@ -3,13 +3,33 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Left
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agent_platform.api.fields import StrictBooleanField, StrictCharField
+from agents.events import EventType
 from agents.runtime.workspace import RESERVED_NAMES, WorkspacePathError, normalize_workspace_path
 from sessions_app.channel_state import MAX_TOKEN_CHARS, listed_token
-from sessions_app.models import Session
+from sessions_app.models import Event, Session
+
+# A session's first message, as lists show it: its beginning only.
+FIRST_MESSAGE_CHARS = 200
+
+
+def _first_messages(session: Any) -> QuerySet[Event, str]:
+    """The texts of the session's ``message.received`` events in order, each cut to its
+    first ``FIRST_MESSAGE_CHARS`` characters; the first is found by one index probe."""
+    received = Event.objects.filter(session=session, type=EventType.MESSAGE_RECEIVED).order_by("index")
+    text = Left(KeyTextTransform("text", "data"), FIRST_MESSAGE_CHARS)
+    return received.annotate(first=text).values_list("first", flat=True)
+
+
+def with_first_message(sessions: QuerySet[Session]) -> QuerySet[Session]:
+    """``sessions`` with ``first_message`` set on each row (what ``firstMessage`` shows)."""
+    return sessions.annotate(first_message=Subquery(_first_messages(OuterRef("pk"))[:1]))
 
 
 class SessionSerializer(serializers.ModelSerializer[Session]):
@@ -23,6 +43,9 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
     )
     eventCount = serializers.IntegerField(source="next_event_index")
     forkedFrom = serializers.SerializerMethodField(help_text="The session and index this one was forked from, or null.")
+    firstMessage = serializers.SerializerMethodField(
+        help_text=f"The first message's text (its first {FIRST_MESSAGE_CHARS} characters), or null before one."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
 
@@ -40,6 +63,7 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
             "continuationToken",
             "eventCount",
             "forkedFrom",
+            "firstMessage",
             "createdAt",
             "updatedAt",
         ]
@@ -48,6 +72,12 @@ class SessionSerializer(serializers.ModelSerializer[Session]):
     @extend_schema_field({"type": "string", "nullable": True})
     def get_continuationToken(self, session: Session) -> str | None:
         return listed_token(session)
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_firstMessage(self, session: Session) -> str | None:
+        if hasattr(session, "first_message"):
+            return session.first_message  # annotated by with_first_message (the lists)
+        return _first_messages(session).first()
 
     @extend_schema_field(
         {

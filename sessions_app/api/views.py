@@ -29,6 +29,7 @@ from sessions_app.api.serializers import (
     Forked,
     SessionSerializer,
     TurnAccepted,
+    with_first_message,
 )
 from sessions_app.channel_state import InvalidContinuationToken
 from sessions_app.eventlog import read_events
@@ -61,7 +62,7 @@ class SessionListView(AgentView):
         purpose = request.query_params.get("purpose")
         if purpose not in (None, SessionPurpose.LIVE, SessionPurpose.EVAL):
             raise ApiError(400, "invalid_request", "purpose must be live or eval.")
-        sessions = sessions.filter(purpose=purpose or SessionPurpose.LIVE)
+        sessions = with_first_message(sessions.filter(purpose=purpose or SessionPurpose.LIVE))
         return Response({"sessions": SessionSerializer(sessions[:limit], many=True).data})
 
 

@@ -36,6 +36,19 @@ def test_the_owner_reads_the_session_state(alice, alice_session, client_for):
     assert body["agent"] == "weather"
     assert body["mode"] == "chat" and body["purpose"] == "live"
     assert body["eventCount"] == 2
+    assert body["firstMessage"] == "forecast for Lyon?"
+
+
+def test_lists_show_each_sessions_first_message_cut_short(alice, alice_session, weather, client_for):
+    long = SessionFactory(principal=alice, agent=weather)
+    append_event(long.id, EventType.SESSION_STARTED)
+    append_event(long.id, EventType.MESSAGE_RECEIVED, {"text": "x" * 300})
+    append_event(long.id, EventType.MESSAGE_RECEIVED, {"text": "the second"})
+    quiet = SessionFactory(principal=alice, agent=weather)
+    listed = {
+        s["sessionId"]: s["firstMessage"] for s in client_for(alice).get("/weather/v1/sessions").json()["sessions"]
+    }
+    assert listed == {alice_session.id: "forecast for Lyon?", long.id: "x" * 200, quiet.id: None}
 
 
 def test_the_owner_dumps_the_events_in_order(alice, alice_session, client_for):

@@ -8,6 +8,7 @@
 import { loadAbs, setUpAbs } from "./abs.js";
 import { loadArtifacts, setUpArtifacts } from "./artifacts.js";
 import { loadEvals, setUpEvals } from "./evals.js";
+import { renderMarkdown } from "./markdown.js";
 
 const config = JSON.parse(document.getElementById("playground-config").textContent);
 const slug = config.agent;
@@ -261,13 +262,16 @@ function renderEvent(event, { live = false } = {}) {
       view.reasoning.delete(bubbleKey(event));
       break;
     case "message.appended": {
+      // The reply so far, rendered as Markdown again with each delta.
       const bubble = openBubble(view.bubbles, event, "agent", data.parentCallId ? "subagent" : slug);
-      bubble.querySelector(".text").textContent += data.text || "";
+      bubble.dataset.markdown = (bubble.dataset.markdown || "") + (data.text || "");
+      renderMarkdown(bubble.querySelector(".text"), bubble.dataset.markdown);
       break;
     }
     case "message.completed": {
       const bubble = openBubble(view.bubbles, event, "agent", data.parentCallId ? "subagent" : slug);
-      if (data.text !== undefined) bubble.querySelector(".text").textContent = data.text;
+      if (data.text !== undefined) bubble.dataset.markdown = data.text;
+      renderMarkdown(bubble.querySelector(".text"), bubble.dataset.markdown || "");
       view.bubbles.delete(bubbleKey(event));
       break;
     }
@@ -502,6 +506,7 @@ async function loadSessions() {
           { "data-session": s.sessionId },
           el("td", {}, el("code", { text: s.sessionId })),
           el("td", { text: s.title || "" }),
+          el("td", { class: "first-message", text: s.firstMessage || "", title: s.firstMessage || "" }),
           el("td", { text: s.status }),
           el("td", { text: s.mode }),
           el("td", { text: new Date(s.createdAt).toLocaleString() }),
@@ -509,9 +514,9 @@ async function loadSessions() {
         ),
       ),
     );
-    if (!sessions.length) rows.append(el("tr", {}, el("td", { colspan: "6", class: "muted", text: filter ? "No session matches." : "No sessions yet." })));
+    if (!sessions.length) rows.append(el("tr", {}, el("td", { colspan: "7", class: "muted", text: filter ? "No session matches." : "No sessions yet." })));
   } catch (error) {
-    rows.replaceChildren(el("tr", {}, el("td", { colspan: "6", class: "error", text: error.message })));
+    rows.replaceChildren(el("tr", {}, el("td", { colspan: "7", class: "error", text: error.message })));
   }
 }
 

@@ -15,7 +15,7 @@ from agents.api.views import info_document
 from agents.config import missing_model_keys, outbound_policy
 from agents.discovery import AgentSurface, discover
 from agents.discovery.extensions import ENTRY_POINT_GROUP, installed_extensions
-from agents.local_run import run_locally
+from agents.local_run import OnRecord, run_locally
 from agents.registry import RESERVED_SEGMENTS, agent_folders, is_valid_slug
 from agents.runtime.trajectory import format_summary, summarize
 from agents.scaffold import scaffold
@@ -53,10 +53,18 @@ class Command(BaseCommand):
         info.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir).")
         info.add_argument("--dir", type=Path, help="An agent folder.")
         info.add_argument("--json", action="store_true", help="Print the JSON document of GET /v1/info.")
-        run = actions.add_parser("run", help="Run one turn in this process (no server); exit 1 if it fails.")
-        run.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir).")
+        run = actions.add_parser(
+            "run",
+            help="Run one turn in this process (no server), or on a server with --url, printing the reply as "
+            "it streams; exit 1 if it fails.",
+        )
+        run.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir); with --url, of that server.")
+        run.add_argument("text", nargs="?", metavar="MESSAGE", help="The message (or use --message).")
         run.add_argument("--dir", type=Path, help="An agent folder.")
-        run.add_argument("--message", required=True)
+        run.add_argument("--message")
+        run.add_argument("--url", help="The platform's base URL: run the turn there, through the Python client.")
+        run.add_argument("--token", help="A bearer token for --url.")
+        run.add_argument("--session", metavar="ID", help="With --url: a follow-up in this session.")
         run.add_argument(
             "--json",
             action="store_true",
@@ -255,22 +263,75 @@ class Command(BaseCommand):
             self.stdout.write(f"  {diagnostic}")
 
     def run(self, options: dict[str, Any]) -> None:
-        surface = self._one_agent(options["slug"], options["dir"])
-        if surface.errors:
-            for diagnostic in surface.errors:
-                self.stderr.write(str(diagnostic))
-            raise CommandError(f"{surface.slug} has errors; fix them first (agent validate)", returncode=2)
+        if options["dir"] and options["slug"] and not options["text"]:
+            options["slug"], options["text"] = None, options["slug"]  # `agent run --dir PATH "message"`
+        if (options["text"] is None) == (options["message"] is None):
+            raise CommandError("give the message once: agent run SLUG MESSAGE, or --message", returncode=2)
+        message = options["text"] if options["text"] is not None else options["message"]
         approve = True if options["approve"] else False if options["deny"] else None
-        result = run_locally(surface, options["message"], approve=approve, dry_run=options["dry_run"])
-        if options["json"]:
-            for record in result.records:
-                self.stdout.write(json.dumps(record, default=str))
+        if options["url"]:
+            if not options["slug"]:
+                raise CommandError("--url needs the agent's slug", returncode=2)
+            from agents import run_remote  # the Python client, only when a server is named
+
+            records, status, failure = run_remote.run(
+                options["url"],
+                options["token"],
+                options["slug"],
+                message,
+                session_id=options["session"],
+                approve=approve,
+                dry_run=options["dry_run"],
+                show=self._shower(as_json=options["json"]),
+            )
         else:
-            self.stdout.write(format_summary(summarize(result.records)))
-        if result.outcome.status == "parked":
+            if options["token"] or options["session"]:
+                raise CommandError("--token and --session go with --url", returncode=2)
+            surface = self._one_agent(options["slug"], options["dir"])
+            if surface.errors:
+                for diagnostic in surface.errors:
+                    self.stderr.write(str(diagnostic))
+                raise CommandError(f"{surface.slug} has errors; fix them first (agent validate)", returncode=2)
+            result = run_locally(
+                surface,
+                message,
+                approve=approve,
+                dry_run=options["dry_run"],
+                on_record=self._shower(as_json=options["json"]),
+            )
+            records, status, failure = result.records, result.outcome.status, result.outcome.failure
+        if not options["json"]:
+            self.stdout.write(format_summary(summarize(records)))
+            if options["url"] and records:
+                self.stdout.write(f"session: {records[-1]['sessionId']}")
+        if status == "parked":
             raise CommandError("the turn is waiting for approval; rerun with --approve or --deny", returncode=3)
-        if result.outcome.status == "failed":
-            raise CommandError(f"the turn failed: {result.outcome.failure}", returncode=1)
+        if status == "failed":
+            raise CommandError(f"the turn failed: {failure}", returncode=1)
+
+    def _shower(self, *, as_json: bool) -> OnRecord:
+        """What prints each event record as it arrives: the record itself (``--json``), or
+        the reply's deltas, then a line break when the reply is complete."""
+
+        streaming = False
+
+        def show(record: dict[str, Any]) -> None:
+            nonlocal streaming
+            if as_json:
+                self.stdout.write(json.dumps(record, default=str))
+            elif record["data"].get("parentCallId"):
+                return
+            elif record["type"] == "message.appended":
+                self.stdout.write(record["data"].get("text", ""), ending="")
+                streaming = True
+            elif record["type"] == "message.completed" and streaming:
+                self.stdout.write("")
+                streaming = False
+            else:
+                return
+            self.stdout.flush()
+
+        return show
 
     def evaluate(self, options: dict[str, Any]) -> None:
         from agents import eval_cli

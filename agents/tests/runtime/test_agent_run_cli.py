@@ -27,6 +27,19 @@ def ndjson(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines()]
 
 
+def test_run_prints_the_reply_as_it_streams_then_the_summary():
+    printed = run_cli("run", "weather", "/stream 3\nhello")
+    reply, summary = printed.split("\n", 1)
+    assert reply == "t0 t1 t2 echo: hello"
+    assert summary.startswith("status: completed\n") and "reply: t0 t1 t2 echo: hello" in summary
+
+
+def test_run_takes_the_message_once():
+    with pytest.raises(CommandError) as twice:
+        run_cli("run", "weather", "hello", "--message", "hello")
+    assert twice.value.returncode == 2
+
+
 def test_run_json_prints_the_events_as_ndjson_one_per_line():
     events = ndjson(run_cli("run", "weather", "--message", "hello", "--json"))
     types = [event["type"] for event in events]
@@ -62,7 +75,9 @@ def test_trajectory_reads_what_run_json_prints(tmp_path):
     assert summary["status"] == "completed" and summary["reply"].startswith("done: get_weather ->")
     assert [(call["toolName"], call["args"]) for call in summary["toolCalls"]] == [("get_weather", {"city": "Oslo"})]
     printed = run_cli("trajectory", "--events", str(saved))
-    assert printed == run_cli("run", "weather", "--message", message)
+    # What `agent run` prints after the reply it streamed.
+    ran = run_cli("run", "weather", "--message", message)
+    assert ran.endswith(printed) and ran.startswith("done: get_weather ->")
 
 
 def test_a_provider_model_without_its_key_fails_the_turn_saying_so(settings):
