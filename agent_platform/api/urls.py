@@ -9,4 +9,10 @@ urlpatterns = [
     path("v1/tokens", views.TokenListView.as_view(), name="token-list"),
     path("v1/tokens/<str:prefix>", views.TokenDetailView.as_view(), name="token-detail"),
     path("v1/agents", views.AgentListView.as_view(), name="agent-list"),
+    path("v1/agents/<str:slug>/deployments", views.DeploymentListView.as_view(), name="deployment-list"),
+    path(
+        "v1/agents/<str:slug>/deployments/<str:deployment_id>/activate",
+        views.DeploymentActivateView.as_view(),
+        name="deployment-activate",
+    ),
 ]
