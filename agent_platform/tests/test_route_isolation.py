@@ -110,6 +110,8 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
         "reminder_id": "rem_probe",
         "schedule_id": "probe",
         "run_id": data.eval_run_id,
+        "slug": data.private_agent.slug,
+        "deployment_id": data.private_agent.active_revision_id,
     }
     url = operation.path.format(**params)
     if "sessionId" in operation.query_names:
@@ -148,8 +150,10 @@ def _is_dev_only(operation: Operation) -> bool:
 def _expected(operation: Operation, slug: str, data: Seeded, body: dict[str, Any] | None) -> set[int]:
     if slug == data.private_agent.slug or _is_dev_only(operation):
         return {404}  # another tenant's agent does not exist for the caller
-    if "{prefix}" in operation.path or "{run_id}" in operation.path:
-        return {404}  # token prefixes and eval runs are looked up in the caller's own tenant
+    if "{prefix}" in operation.path or "{run_id}" in operation.path or "{slug}" in operation.path:
+        return {404}  # token prefixes, eval runs and deployed agents are looked up in the caller's own tenant
+    if operation.path == "/api/v1/agents" and operation.method == "POST":
+        return {403}  # only tenant staff create agents
     if operation.path.endswith("/dev/evals/runs") and body is not None:
         return {202, 409}  # a run of the caller's own tenant (one at a time)
     if "{session_id}" in operation.path or "{artifact_id}" in operation.path:

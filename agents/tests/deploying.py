@@ -8,9 +8,18 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from agents.deployments import pack_folder
+from agent_platform.models import Tenant
+from agents.deployments import deploy_from_folder, pack_folder
+from agents.models import Agent
 
 TREES = Path(__file__).resolve().parent / "deploy_trees"
+
+
+def deployed_agent(tenant: Tenant, slug: str, folder: Path) -> Agent:
+    """A deployed agent of ``tenant`` serving ``folder``'s tree as its active revision."""
+    revision, _ = deploy_from_folder(tenant, slug, folder, activate_it=True)
+    assert revision.status == "ready", revision.diagnostics
+    return Agent.objects.get(pk=revision.agent_id)
 
 
 def tar_gz(tree: str | Path) -> bytes:

@@ -3,6 +3,7 @@ hostile archives), activating and rolling back, and who may do any of it."""
 
 from __future__ import annotations
 
+import io
 import tarfile
 import zipfile
 from pathlib import Path
@@ -259,3 +260,22 @@ def test_shared_names_win_and_bad_slugs_are_400(store, carol, slug, status):
 def test_an_unknown_deployment_is_404(store, carol):
     make_agent(carol)
     assert carol.post("/api/v1/agents/helpdesk/deployments/dep_nope/activate").status_code == 404
+
+
+def test_the_deploy_command_uploads_activates_and_prints_diagnostics(store, alice, client_for):
+    from django.core.management import CommandError, call_command
+
+    out = io.StringIO()
+    call_command(
+        "agent", "deploy", str(TREES / "v1"), "--tenant", "acme", "--slug", "cli-bot", "--activate", stdout=out
+    )
+    assert "cli-bot: ok" in out.getvalue() and "is active" in out.getvalue()
+    assert client_for(alice).post("/cli-bot/v1/tools/version", {"input": {}}, format="json").json()["result"] == "v1"
+    out = io.StringIO()
+    with pytest.raises(CommandError) as failed:
+        call_command("agent", "deploy", str(TREES / "broken"), "--tenant", "acme", "--slug", "cli-bot", stdout=out)
+    assert failed.value.returncode == 1
+    assert "ERROR agents.E001" in out.getvalue() and "this tree fails to import" in out.getvalue()
+    assert client_for(alice).post("/cli-bot/v1/tools/version", {"input": {}}, format="json").json()["result"] == "v1"
+    with pytest.raises(CommandError, match="shared agent"):
+        call_command("agent", "deploy", str(TREES / "v1"), "--tenant", "acme", "--slug", "weather")
