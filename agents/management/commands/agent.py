@@ -40,7 +40,7 @@ SLACK_SETUP = """Slack app set-up (api.slack.com/apps > Create New App > From sc
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: validate, deploy, info, run, eval, trajectory, init, serve, dispatch, extensions, slack, github."
+    help = "The agent CLI: validate, deploy, info, run, eval, trajectory, init, serve, dispatch, extensions, slack..."
     # Each subcommand discovers the agents it uses and reports their diagnostics itself:
     # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
     requires_system_checks: list[str] = []
