@@ -128,7 +128,7 @@ class RevisionUploadForm(forms.ModelForm):
     principal: Any = None
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         agent, upload = data.get("agent"), data.get("archive")
         if agent is None or upload is None:
             return data
@@ -171,8 +171,8 @@ class RevisionAdmin(TenantScopedAdmin):
 
     def get_form(self, request: HttpRequest, obj: Revision | None = None, change: bool = False, **kwargs: Any) -> Any:
         form = super().get_form(request, obj, change, **kwargs)
-        if obj is None:
-            form.principal = getattr(request.user, "principal", None)
+        if obj is None:  # the upload is made in the form's clean(), as the staff user's principal
+            return type(form.__name__, (form,), {"principal": getattr(request.user, "principal", None)})
         return form
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
