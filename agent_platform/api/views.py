@@ -27,6 +27,9 @@ from agents import archives, deployments
 from agents.models import Revision
 from agents.registry import served_agents
 
+NOT_STAFF = OpenApiResponse(OpenApiTypes.OBJECT, "Only tenant staff may do this (`not_tenant_staff`).")
+INVALID_TREE = OpenApiResponse(OpenApiTypes.OBJECT, "The tree has errors (`deployment_invalid`, with `diagnostics`).")
+
 ARCHIVE_TYPES = {"application/gzip", "application/x-gzip", "application/zip", "application/x-tar+gzip"}
 
 
@@ -94,7 +97,14 @@ class AgentListView(APIView):
     def get(self, request: Request) -> Response:
         return Response({"agents": AgentSerializer(served_agents(caller(request).tenant), many=True).data})
 
-    @extend_schema(request=AgentRequestSerializer, responses={201: AgentSerializer})
+    @extend_schema(
+        request=AgentRequestSerializer,
+        responses={
+            201: AgentSerializer,
+            403: NOT_STAFF,
+            409: OpenApiResponse(OpenApiTypes.OBJECT, "The slug is taken."),
+        },
+    )
     def post(self, request: Request) -> Response:
         """``POST /api/v1/agents {"slug"}``: a new deployed agent of the caller's tenant
         (tenant staff only), with no deployment yet."""
@@ -153,7 +163,8 @@ class DeploymentListView(APIView):
         responses={
             201: DeploymentSerializer,
             200: OpenApiResponse(DeploymentSerializer, description="The same tree was uploaded before."),
-            422: DeploymentSerializer,
+            403: NOT_STAFF,
+            422: INVALID_TREE,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -172,7 +183,7 @@ class DeploymentActivateView(APIView):
     """``POST /api/v1/agents/:slug/deployments/:id/activate``: new sessions use it from
     now on; running ones finish on theirs. Activating an older one is a roll back."""
 
-    @extend_schema(request=None, responses={200: DeploymentSerializer})
+    @extend_schema(request=None, responses={200: DeploymentSerializer, 403: NOT_STAFF, 422: INVALID_TREE})
     def post(self, request: Request, slug: str, deployment_id: str) -> Response:
         user = caller(request)
         agent = deployments.tenant_agent(user.tenant, slug)
