@@ -72,3 +72,36 @@ def test_the_deployment_guide_runs_as_written(daphne, live, alice, tmp_path):
     assert second_activation["id"] != first_activation["id"]
     assert [d["id"] for d in listed["deployments"]] == [second_activation["id"], first_activation["id"]]
     assert rolled_back["id"] == first_activation["id"] and rolled_back["active"]
+
+
+def test_daphne_takes_an_upload_larger_than_a_json_body_and_still_caps_json(daphne, live, alice, tmp_path):
+    """The body cap of deployment uploads is PLATFORM_DEPLOY_MAX_BYTES (20 MiB), every other
+    route keeps PLATFORM_MAX_BODY_BYTES (1 MiB): both in daphne itself and behind it."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    staff_user_for(alice)
+    token = issue_token(alice)
+    tree = tmp_path / "big"
+    shutil.copytree(TREES / "v1", tree, ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "agent" / "lib").mkdir()
+    (tree / "agent" / "lib" / "noise.bin").write_bytes(os.urandom(1_500_000))  # incompressible
+    from agents.tests.deploying import tar_gz
+
+    body = tar_gz(tree)
+    assert len(body) > 1024 * 1024
+
+    def post(path: str, data: bytes, kind: str) -> int:
+        request = urllib.request.Request(
+            daphne.url + path, data=data, headers={"Authorization": f"Bearer {token}", "Content-Type": kind}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return int(error.code)
+
+    assert post("/api/v1/agents", json.dumps({"slug": "bigbot"}).encode(), "application/json") == 201
+    assert post("/api/v1/agents/bigbot/deployments", body, "application/gzip") == 201
+    assert post("/api/v1/tokens", json.dumps({"name": "x" * 1_200_000}).encode(), "application/json") == 413
