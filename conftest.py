@@ -22,6 +22,20 @@ def _production_auth(settings):
     settings.PLATFORM = {**settings.PLATFORM, "DEV": False, "DEFAULT_MODEL": "test"}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _revision_store(tmp_path_factory) -> Iterator[None]:
+    """Deployed revisions uploaded by tests are kept in a folder of the run, not in var/."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    store = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(tmp_path_factory.mktemp("revision-store"))},
+    }
+    with override_settings(STORAGES={**settings.STORAGES, "deployments": store}):
+        yield
+
+
 @pytest.fixture
 def alice(db) -> Principal:
     return PrincipalFactory(tenant=TenantFactory(slug="acme"), name="alice")

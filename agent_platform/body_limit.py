@@ -15,6 +15,7 @@ without one and a stream with one. This guard sits in front of both:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -27,6 +28,21 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 TOO_LARGE = json.dumps({"error": "body_too_large", "message": "The request body is too large."}).encode()
+# Deployment uploads (an archive, streamed to disk by the view) may be larger than JSON bodies.
+DEPLOYMENT_UPLOAD = re.compile(r"/api/v1/agents/[^/]+/deployments/?")
+# Room for a multipart form's own lines around the archive.
+MULTIPART_ROOM = 64 * 1024
+
+
+def body_limit_for(path: str) -> int | None:
+    """The largest body a request to ``path`` may carry: ``PLATFORM_DEPLOY_MAX_BYTES`` for a
+    deployment upload, ``DATA_UPLOAD_MAX_MEMORY_SIZE`` for everything else."""
+    if DEPLOYMENT_UPLOAD.fullmatch(path):
+        from agent_platform.conf import platform_settings
+
+        return int(platform_settings.DEPLOY_MAX_BYTES) + MULTIPART_ROOM
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return None if limit is None else int(limit)
 
 
 def _declared_length(scope: Scope) -> int | None:
@@ -65,7 +81,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limit if self.limit is not None else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        limit = self.limit if self.limit is not None else body_limit_for(scope.get("path", ""))
         if limit is None:
             await self.app(scope, receive, send)
             return

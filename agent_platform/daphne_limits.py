@@ -17,7 +17,7 @@ from typing import Any
 from daphne import http_protocol
 from django.conf import settings
 
-from agent_platform.body_limit import TOO_LARGE
+from agent_platform.body_limit import TOO_LARGE, body_limit_for
 
 _RESPONSE = (
     b"HTTP/1.1 413 Content Too Large\r\n"
@@ -37,10 +37,14 @@ class BodyLimitedRequest(_DaphneRequest):
 
     refused = False
     received = 0
+    limit: int | None = None
 
     def gotLength(self, length: int | None) -> None:
         super().gotLength(length)
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        # The request line was read before the headers: the channel holds its path until the body ends.
+        raw = getattr(self.channel, "_path", b"") or b""
+        self.limit = body_limit_for(raw.split(b"?", 1)[0].decode("latin-1"))
+        limit = self.limit
         if limit is not None and length is not None and length > limit:
             self._refuse()
 
@@ -48,7 +52,7 @@ class BodyLimitedRequest(_DaphneRequest):
         if self.refused:
             return
         self.received += len(data)
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        limit = self.limit if self.limit is not None else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and self.received > limit:
             self._refuse()
             return

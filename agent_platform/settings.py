@@ -11,6 +11,7 @@ processes, and the Redis channel layer.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
@@ -387,6 +388,39 @@ PLATFORM = {
     "OTEL_TRACES_ENDPOINT": _otel_signal_url("traces"),
     "OTEL_METRICS_ENDPOINT": _otel_signal_url("metrics"),
     "OTEL_SERVICE_NAME": env_str("OTEL_SERVICE_NAME"),
+    # Deployments (docs/deployments.md): the largest archive a tenant may upload (bytes), and
+    # what it may unpack to (files, bytes): more is refused as an archive bomb; how long
+    # the validation of an uploaded tree may take (seconds).
+    "DEPLOY_MAX_BYTES": env_int("PLATFORM_DEPLOY_MAX_BYTES", 20 * 1024 * 1024, minimum=1024),
+    "DEPLOY_MAX_FILES": env_int("PLATFORM_DEPLOY_MAX_FILES", 5000, minimum=1),
+    "DEPLOY_MAX_UNPACKED_BYTES": env_int("PLATFORM_DEPLOY_MAX_UNPACKED_BYTES", 100 * 1024 * 1024, minimum=1024),
+    "DEPLOY_VALIDATE_SECONDS": env_int("PLATFORM_DEPLOY_VALIDATE_SECONDS", 60, minimum=1),
+}
+
+
+def _deployment_storage() -> dict[str, object]:
+    """The revision store: Django's storage API, a folder under PLATFORM_VAR_DIR by default,
+    or any backend (an S3-compatible bucket through django-storages, say) by
+    PLATFORM_DEPLOYMENT_STORAGE_BACKEND and its options as a JSON object."""
+    backend = env_str("PLATFORM_DEPLOYMENT_STORAGE_BACKEND") or "django.core.files.storage.FileSystemStorage"
+    raw = env_str("PLATFORM_DEPLOYMENT_STORAGE_OPTIONS")
+    if not raw:
+        options: object = {"location": str(VAR_DIR / "deployments")} if backend.endswith("FileSystemStorage") else {}
+    else:
+        try:
+            options = json.loads(raw)
+        except ValueError as error:
+            raise ImproperlyConfigured(f"PLATFORM_DEPLOYMENT_STORAGE_OPTIONS is not JSON: {error}") from None
+        if not isinstance(options, dict):
+            raise ImproperlyConfigured("PLATFORM_DEPLOYMENT_STORAGE_OPTIONS must be a JSON object")
+    return {"BACKEND": backend, "OPTIONS": options}
+
+
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    # Uploaded agent trees (agents.deployments), one archive per revision.
+    "deployments": _deployment_storage(),
 }
 
 

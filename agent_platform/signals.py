@@ -11,9 +11,9 @@ from django.dispatch import receiver
 TENANT_STAFF_GROUP = "Tenant staff"
 # Apps whose rows tenant staff manage (always filtered to their own tenant).
 TENANT_STAFF_APPS = ("agent_platform", "agents", "sessions_app")
-# Rows only superusers may create or remove. An Agent row names code the serving processes
-# import, so it is the operator's alone (agents.admin.AgentAdmin).
-SUPERUSER_ONLY_CODENAMES = ("add_tenant", "delete_tenant", "add_agent", "change_agent", "delete_agent")
+# Rows only superusers may create, change or remove. Tenant staff may add a deployed agent of
+# their tenant (it has no path: its tree is an uploaded revision, agents.admin.AgentAdmin).
+SUPERUSER_ONLY_CODENAMES = ("add_tenant", "delete_tenant", "change_agent", "delete_agent")
 
 
 @receiver(post_migrate)

@@ -1,18 +1,19 @@
-"""The agent registry's rows: which agents exist and who may use them, and the rules a
-row must keep: a slug that can be served under ``/<slug>/`` (DESIGN §3), and a folder
-inside ``AGENTS_DIR``.
+"""The agent registry's rows: which agents exist and who may use them, the revisions
+tenants deploy, and the rules a row must keep: a slug that can be served under
+``/<slug>/``, and a tree that is either a folder inside ``AGENTS_DIR`` (shared agents)
+or a revision in the revision store (deployed agents, docs/deployments.md).
 
-An agent's folder is imported into the serving and worker processes, which hold the
-database credentials and ``SECRET_KEY``. Until tenant deployments arrive with their
-sandbox, the only code trusted there is what the operator installed in ``AGENTS_DIR``:
-so a row's path must resolve (symlinks followed) inside it, never to a session
-workspace or any other folder on the server (docs/tenancy.md).
+An agent's tree is code. A shared agent's ``path`` is kept by the registry and must
+resolve (symlinks followed) inside ``AGENTS_DIR``; a deployed agent has no path at all:
+its tree is its active revision, unpacked from the revision store into a folder of its
+own, never a session workspace or any other folder on the server (docs/tenancy.md).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -20,7 +21,8 @@ from django.db import models
 from django.utils import timezone
 
 from agent_platform.conf import platform_settings
-from agent_platform.models import Tenant
+from agent_platform.ids import new_id
+from agent_platform.models import Principal, Tenant
 
 SLUG_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 # Short enough for one file name (and one URL segment) everywhere; the column's length.
@@ -93,7 +95,19 @@ class Agent(models.Model):
         help_text="Owning tenant; empty for a shared agent from AGENTS_DIR.",
     )
     source = models.CharField(max_length=20, choices=AgentSource.choices, default=AgentSource.DIRECTORY)
-    path = models.CharField(max_length=1000, help_text="Folder holding the agent's tree.")
+    path = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="A shared agent's folder in AGENTS_DIR (kept by the registry); empty for a deployed agent.",
+    )
+    active_revision = models.ForeignKey(
+        "Revision",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The deployed revision new sessions use (deployed agents only).",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -104,7 +118,8 @@ class Agent(models.Model):
         return self.slug
 
     def clean(self) -> None:
-        """The slug follows DESIGN §3 and the path is an agent folder inside ``AGENTS_DIR``.
+        """The slug can be served; a shared agent's path is an agent folder inside
+        ``AGENTS_DIR``; a deployed agent has a tenant and no path (its tree is a revision).
 
         Raises:
             ValidationError: naming the field and what to change.
@@ -112,7 +127,12 @@ class Agent(models.Model):
         errors: dict[str, str] = {}
         if problem := slug_problem(self.slug):
             errors["slug"] = problem
-        if problem := path_problem(self.path):
+        if self.source == AgentSource.DEPLOYMENT:
+            if self.path:
+                errors["path"] = "a deployed agent's tree is its revision: it has no server path"
+            if self.tenant_id is None:
+                errors["tenant"] = "a deployed agent belongs to a tenant"
+        elif problem := path_problem(self.path):
             errors["path"] = problem
         elif not (Path(self.path) / "agent").is_dir():
             errors["path"] = f"path {self.path[:200]!r} holds no agent/ folder"
@@ -125,3 +145,36 @@ class Agent(models.Model):
 
     def visible_to(self, tenant: Tenant) -> bool:
         return self.tenant_id is None or self.tenant_id == tenant.pk
+
+
+class RevisionStatus(models.TextChoices):
+    READY = "ready", "Validated, may be activated"
+    INVALID = "invalid", "Has errors, cannot be activated"
+
+
+class Revision(models.Model):
+    """One uploaded tree of a deployed agent, named by the hash of its files.
+
+    The uploaded archive is kept in the revision store (the ``deployments`` storage,
+    Django's storage API); each process unpacks it into a folder of its own
+    (``agents.deployments.revision_folder``). Rows are never changed after upload:
+    activating one moves ``Agent.active_revision``.
+    """
+
+    id = models.CharField(primary_key=True, max_length=40, default=partial(new_id, "dep"), editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="revisions")
+    hash = models.CharField(max_length=64, help_text="sha256 of the tree: every file's path and content.")
+    status = models.CharField(max_length=10, choices=RevisionStatus.choices)
+    diagnostics = models.JSONField(default=list, blank=True, help_text="What `agent validate` reports.")
+    archive = models.CharField(max_length=300, help_text="The archive's name in the revision store.")
+    files = models.PositiveIntegerField(default=0)
+    size = models.PositiveBigIntegerField(default=0, help_text="Bytes of the unpacked tree.")
+    uploaded_by = models.ForeignKey(Principal, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["agent", "hash"], name="revision_unique_hash_per_agent")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug}@{self.hash[:12]}"

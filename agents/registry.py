@@ -3,7 +3,9 @@
 An agent folder is ``AGENTS_DIR/<slug>/`` holding an ``agent/`` tree. Directory
 agents get a shared ``Agent`` row the first time they are asked for, so a folder
 added while the server runs is served without a restart; a row whose folder has
-gone is not served. ``surface_for`` gives an agent's discovered surface.
+gone is not served. A deployed agent is served once it has an active revision
+(``agents.deployments``). ``surface_for`` gives an agent's discovered surface: a
+deployed agent's is its active revision's, or the revision a session started on.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
@@ -20,7 +23,7 @@ from agent_platform.models import Tenant
 from agents.config import outbound_policy
 from agents.discovery import AgentSurface, TreeLoader, discover, tree_fingerprint
 from agents.models import RESERVED_SEGMENTS as RESERVED_SEGMENTS  # the slug rules live with the model
-from agents.models import Agent, AgentSource, agents_dir, path_problem
+from agents.models import Agent, AgentSource, Revision, agents_dir, path_problem
 from agents.models import is_valid_slug as is_valid_slug
 
 logger = logging.getLogger(__name__)
@@ -67,8 +70,8 @@ def served_row(slug: str, row: Agent | None) -> Agent | None:
     if it is served: a deployed agent, or a folder of ``AGENTS_DIR`` (registered on first
     sight, its path kept up to date); None for a row whose folder has gone."""
     if row is not None and row.source == AgentSource.DEPLOYMENT:
-        # However the row was written, nothing outside AGENTS_DIR is imported.
-        return row if _inside_agents_dir(Path(row.path)) else None
+        # Its tree is its active revision, whatever the row's path says; none: not served yet.
+        return row if row.active_revision_id is not None else None
     folder = _directory_folder(slug)
     if folder is None:
         return None
@@ -117,13 +120,27 @@ class _Discovered:
     loader: TreeLoader
 
 
+# By folder for shared agents, by "revision:<id>" for deployed ones.
 _surfaces: dict[str, _Discovered] = {}
 _surfaces_lock = threading.Lock()
 
 
-def surface_for(agent: Agent) -> AgentSurface:
-    """The agent's discovered surface. Discovered once per process; in dev mode
-    again whenever a file under the agent's folder changes."""
+class NotDeployed(LookupError):
+    """A deployed agent with no revision to serve (none active, none given)."""
+
+
+def surface_for(agent: Agent, revision_id: str | None = None) -> AgentSurface:
+    """The agent's discovered surface. A shared agent's is discovered once per process,
+    in dev mode again whenever a file under its folder changes. A deployed agent's is
+    that of ``revision_id`` (a session's) or else of its active revision, discovered once
+    per process and revision (a revision never changes), so activating another is seen
+    by every process at its next call.
+
+    Raises:
+        NotDeployed: a deployed agent with neither.
+    """
+    if agent.source == AgentSource.DEPLOYMENT:
+        return _revision_surface(agent, revision_id or agent.active_revision_id)
     folder = Path(agent.path)
     with _surfaces_lock:
         cached = _surfaces.get(agent.path)
@@ -136,6 +153,38 @@ def surface_for(agent: Agent) -> AgentSurface:
         if cached is not None:
             cached.loader.unload()
         _surfaces[agent.path] = _Discovered(fingerprint, surface, loader)
+    _log_diagnostics(agent, surface)
+    return surface
+
+
+def surface_for_session(session: Any) -> AgentSurface:
+    """The surface a session's turns run on: its agent's, at the revision it started on."""
+    return surface_for(session.agent, session.revision_id)
+
+
+def _revision_surface(agent: Agent, revision_id: str | None) -> AgentSurface:
+    from agents.deployments import revision_folder  # imports this module's models' neighbours
+
+    if revision_id is None:
+        raise NotDeployed(f"agent {agent.slug!r} has no active deployment")
+    key = f"revision:{revision_id}"
+    with _surfaces_lock:
+        cached = _surfaces.get(key)
+    if cached is not None:
+        return cached.surface
+    revision = Revision.objects.get(pk=revision_id, agent_id=agent.pk)
+    folder = revision_folder(revision)
+    with _surfaces_lock:
+        cached = _surfaces.get(key)
+        if cached is not None:
+            return cached.surface
+        surface, loader = discover(folder, agent.slug, outbound=outbound_policy())
+        _surfaces[key] = _Discovered((0, 0, 0), surface, loader)
+    _log_diagnostics(agent, surface)
+    return surface
+
+
+def _log_diagnostics(agent: Agent, surface: AgentSurface) -> None:
     tags = {"agent_slug": agent.slug, "tenant_id": agent.tenant_id}  # shown by /<slug>/v1/logs
     if surface.errors:
         logger.error(
@@ -146,7 +195,6 @@ def surface_for(agent: Agent) -> AgentSurface:
         )
     for warning in (d for d in surface.all_diagnostics() if not d.is_error):
         logger.warning("agent %r: %s", agent.slug, warning, extra=tags)
-    return surface
 
 
 def subscribed_event_types() -> frozenset[str]:

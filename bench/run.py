@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import slack_events as slack
 import tracing
 from ab import bench_ab, write_ab_agents
+from deploy import bench_deploy
 from discovery import generate
 from evals import EVAL_AGENT, bench_evals, write_eval_agent
 from harness import (
@@ -114,6 +115,8 @@ class Sizes:
     mcp_turns: int = 500
     # Issue 16: new sessions of each agent, with an experiment and without.
     ab_sessions: int = 100
+    # Issue 17: revisions of a 200-tool agent uploaded and activated one after the other.
+    deploy_runs: int = 5
 
 
 QUICK = Sizes(
@@ -137,6 +140,7 @@ QUICK = Sizes(
     mcp_asks=30,
     mcp_turns=100,
     ab_sessions=30,
+    deploy_runs=3,
 )
 
 
@@ -617,6 +621,7 @@ BENCHMARKS = (
     "mcp",
     "evals",
     "ab",
+    "deploy",
     "embedded",
     "validate",
     "mcp-client",
@@ -728,6 +733,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "ab",
                 f"A/B assignment ({sizes.ab_sessions} + {sizes.ab_sessions} sessions)",
                 lambda: bench_ab(stack, sizes.ab_sessions),
+            ),
+            (
+                "deploy",
+                f"deployment upload to active ({sizes.deploy_runs} revisions of a 200-tool agent)",
+                lambda: bench_deploy(stack, work, sizes.deploy_runs),
             ),
         ]
         for key, name, bench in steps:

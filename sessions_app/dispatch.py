@@ -57,7 +57,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from agents.discovery import AgentSurface, ExtensionInfo
-from agents.registry import subscribed_event_types, surface_for
+from agents.registry import subscribed_event_types, surface_for_session
 from agents.sdk import HookContext
 from agents.sdk._context import Artifacts
 from sessions_app.channel_state import channel_info, channel_session, save_channel_session
@@ -158,7 +158,7 @@ def dispatch_pending(session_id: str) -> int:
         with _exclusive(session_id) as acquired:
             if not acquired:
                 return handed_out
-            surface = surface_for(session.agent)
+            surface = surface_for_session(session)
             targets = subscribers(surface, session.channel)
             webhooks = session_targets(session, surface)
             if not targets and not webhooks:
@@ -375,7 +375,7 @@ def _trigger(session_id: str, types: Collection[str] | None) -> None:
     session = Session.objects.select_related("agent").filter(pk=session_id).first()
     if session is None:
         return
-    wanted = _wanted(session, surface_for(session.agent))
+    wanted = _wanted(session, surface_for_session(session))
     if not wanted or (types is not None and not wants_any(wanted, types)):
         return
     countdown: float
@@ -417,13 +417,13 @@ def sweep_undispatched(min_age: timedelta = SWEEP_MIN_AGE, limit: int = SWEEP_MA
         .filter(Exists(first_undispatched))
         .select_related("agent")[:limit]
     )
-    wanted: dict[tuple[int, str, int], frozenset[str]] = {}
+    wanted: dict[tuple[int, str | None, str, int], frozenset[str]] = {}
     idle: list[str] = []
     for session in lagging:
-        key = (session.agent_id, session.channel, session.tenant_id)
+        key = (session.agent_id, session.revision_id, session.channel, session.tenant_id)
         if key not in wanted:
             # Fresh: the sweep is what catches events a stale per-process snapshot let pass.
-            wanted[key] = _wanted(session, surface_for(session.agent), fresh=not wanted)
+            wanted[key] = _wanted(session, surface_for_session(session), fresh=not wanted)
         if not wanted[key]:
             idle.append(session.pk)
         elif not _skip_unwanted(session, wanted[key]):

@@ -82,6 +82,7 @@ def fork_session(session: Session, at_index: Any = None) -> Session:
     with transaction.atomic():
         fork = Session(
             agent_id=session.agent_id,
+            revision_id=session.revision_id,
             principal_id=session.principal_id,
             tenant_id=session.tenant_id,
             # An HTTP API session whatever the original's channel: a fork of a Slack thread

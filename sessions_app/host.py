@@ -284,17 +284,24 @@ def session_info(session: Session, arms: Mapping[str, str] | None = None) -> Ses
 
 def host_for(session: Session) -> PlatformHost:
     """The host APIs for code running in ``session`` (its tenant and agent)."""
-    return host_for_agent(session.tenant_id, session.agent, session.pk, channel=session.channel)
+    return host_for_agent(
+        session.tenant_id, session.agent, session.pk, channel=session.channel, revision_id=session.revision_id
+    )
 
 
 def host_for_agent(
-    tenant_id: int, agent: Agent, session_id: str | None = None, *, channel: str | None = None
+    tenant_id: int,
+    agent: Agent,
+    session_id: str | None = None,
+    *,
+    channel: str | None = None,
+    revision_id: str | None = None,
 ) -> PlatformHost:
     """The host APIs for an agent inside a tenant; without a session, ``files`` has
     only the deployment scope (the session scope refuses every call) and there are no
     ``reminders``."""
     deployment = DatabaseFileStore(tenant_id, agent.pk, None)
-    surface = surface_for(agent)  # once, for the packs' clients
+    surface = surface_for(agent, revision_id)  # once, for the packs' clients (a session's revision)
     session_store = DatabaseFileStore(tenant_id, agent.pk, session_id) if session_id else None
     return PlatformHost(
         kv=DatabaseKV(tenant_id, agent.pk),

@@ -18,7 +18,7 @@ from django.utils import timezone
 from agent_platform.ids import new_id
 from agent_platform.models import Principal, Tenant
 from agents.events import TERMINAL_SESSION_EVENTS, event_record
-from agents.models import Agent
+from agents.models import Agent, Revision
 
 
 class SessionMode(models.TextChoices):
@@ -50,6 +50,9 @@ class Session(models.Model):
     # query and the admin filter on one indexed column.
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="sessions")
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="sessions")
+    # A deployed agent's revision the session started on: its turns run on it to the end,
+    # whatever is activated meanwhile (null for a shared agent).
+    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     principal = models.ForeignKey(Principal, on_delete=models.PROTECT, related_name="sessions")
     channel = models.CharField(max_length=100, default="http")
     mode = models.CharField(max_length=10, choices=SessionMode.choices, default=SessionMode.CHAT)

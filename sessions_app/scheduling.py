@@ -32,7 +32,7 @@ from agent_platform.conf import platform_settings
 from agent_platform.rows import columns, instance, width
 from agents.events import EventType
 from agents.models import Agent
-from agents.registry import surface_for
+from agents.registry import surface_for_session
 from sessions_app.eventlog import NewEvent, append_event, append_events
 from sessions_app.models import Event, Session, SessionMode, SessionStatus, Turn, TurnStatus
 from sessions_app.queues import QueueKind, TaskName, queue_name, send, turn_lane
@@ -87,7 +87,7 @@ def claim_turn(turn_id: str, running_here: Callable[[int], int] = lambda tenant_
         turn = _take(turn_id)
         if turn is None:
             return None
-        cap = surface_for(turn.session.agent).config.max_running_turns
+        cap = surface_for_session(turn.session).config.max_running_turns
         running = _running_beside(turn) if cap is not None else 0
         at_capacity = cap is not None and running >= cap
         deferred = not at_capacity and _over_fair_share(turn, running_here(turn.session.tenant_id))

@@ -153,6 +153,8 @@ def start_session(
     with transaction.atomic():
         session = Session(
             agent=agent,
+            # A deployed agent's session runs on the revision active now, to its end.
+            revision_id=agent.active_revision_id,
             principal=principal,
             tenant_id=principal.tenant_id,  # what Session.save() would check
             channel=channel,

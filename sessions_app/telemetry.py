@@ -18,7 +18,7 @@ from agents.config import outbound_policy, runtime_settings
 from agents.discovery import AgentSurface
 from agents.events import DELTAS, EventType
 from agents.models import Agent
-from agents.registry import surface_for
+from agents.registry import surface_for, surface_for_session
 from agents.telemetry import (
     EnvExport,
     Telemetry,
@@ -93,7 +93,7 @@ def export_turn(turn: Turn, surface: AgentSurface | None = None) -> None:
     """Send an ended turn's spans and count its metrics, if its agent exports. Observe
     only: a failure is logged, never raised into the turn's recording."""
     session = turn.session
-    surface = surface if surface is not None else surface_for(session.agent)
+    surface = surface if surface is not None else surface_for_session(session)
     telemetry = agent_telemetry(surface)
     if telemetry is None:
         return

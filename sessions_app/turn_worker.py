@@ -30,7 +30,7 @@ from agents import events
 from agents.config import runtime_settings
 from agents.discovery import AgentSurface
 from agents.events import INTERRUPTED, TURN_ENDS, EventType
-from agents.registry import surface_for
+from agents.registry import surface_for_session
 from agents.runtime.conversation import message_from_dict, message_to_dict
 from agents.runtime.providers.base import Message
 from agents.runtime.replay import Journal
@@ -130,7 +130,7 @@ def _request(turn: Turn) -> TurnRequest:
 def _end_without_running(turn: Turn, message: str, reason: str | None = None) -> None:
     _fail(turn, message, reason)
     settle_session(turn.session_id)
-    _observe(turn, surface_for(turn.session.agent))
+    _observe(turn, surface_for_session(turn.session))
 
 
 def _observe(turn: Turn, surface: AgentSurface) -> None:
@@ -165,7 +165,7 @@ def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
     if turn.cancel_requested:
         _end_without_running(turn, INTERRUPTED)
         return None
-    surface = surface_for(turn.session.agent)
+    surface = surface_for_session(turn.session)
     if surface.errors:
         _end_without_running(turn, f"agent {turn.session.agent.slug!r} has errors: {surface.errors[0]}")
         return None

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from agent_platform.api.fields import StrictCharField, StrictIntegerField
 from agent_platform.models import ApiToken, Principal, Tenant, TokenScope
-from agents.models import Agent, AgentSource
+from agents.models import Agent, AgentSource, Revision
 
 
 class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
@@ -57,10 +57,11 @@ class TokenRequestSerializer(serializers.Serializer[None]):
 
 class AgentSerializer(serializers.ModelSerializer[Agent]):
     shared = serializers.BooleanField(source="is_shared")
+    activeDeployment = serializers.CharField(source="active_revision_id", allow_null=True, read_only=True)
 
     class Meta:
         model = Agent
-        fields = ["slug", "source", "shared"]
+        fields = ["slug", "source", "shared", "activeDeployment"]
 
 
 class DiagnosticSerializer(serializers.Serializer[None]):
@@ -135,3 +136,26 @@ class PrincipalSerializer(serializers.ModelSerializer[Principal]):
     class Meta:
         model = Principal
         fields = ["name", "createdAt", "username", "staff", "superuser", "activeTokens"]
+
+
+class AgentRequestSerializer(serializers.Serializer[None]):
+    slug = StrictCharField(max_length=300)
+
+
+class DeploymentSerializer(serializers.ModelSerializer[Revision]):
+    """A revision of a deployed agent, as the deployments routes answer it."""
+
+    active = serializers.SerializerMethodField()
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    uploadedBy = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Revision
+        fields = ["id", "hash", "status", "diagnostics", "active", "files", "size", "createdAt", "uploadedBy"]
+
+    def get_active(self, revision: Revision) -> bool:
+        return bool(revision.agent.active_revision_id == revision.pk)
+
+    def get_uploadedBy(self, revision: Revision) -> str | None:
+        principal = revision.uploaded_by
+        return None if principal is None else principal.name

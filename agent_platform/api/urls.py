@@ -28,4 +28,10 @@ urlpatterns = [
     path("v1/tenants", tenancy_views.TenantListView.as_view(), name="tenant-list"),
     path("v1/tenants/<str:tenant_slug>", tenancy_views.TenantDetailView.as_view(), name="tenant-detail"),
     path("v1/tenants/<str:tenant_slug>/principals", tenancy_views.PrincipalListView.as_view(), name="principal-list"),
+    path("v1/agents/<str:agent_slug>/deployments", views.DeploymentListView.as_view(), name="deployment-list"),
+    path(
+        "v1/agents/<str:agent_slug>/deployments/<str:deployment_id>/activate",
+        views.DeploymentActivateView.as_view(),
+        name="deployment-activate",
+    ),
 ]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 from django.utils import timezone
 
 from agent_platform.models import ApiToken, Principal
-from agents.models import Agent, AgentSource
+from agents.models import Agent
 from agents.registry import get_agent, surface_for
+from agents.tests.deploying import deployed_agent
 from sessions_app import approvals, services
 from sessions_app.models import (
     Approval,
@@ -73,9 +75,7 @@ def seed(owner: Principal) -> Seeded:
         size=len(f"content-{secret}"),
         expires_at=timezone.now() + timedelta(days=1),
     )
-    private = Agent.objects.create(
-        slug=f"private-{secret}", tenant=owner.tenant, source=AgentSource.DEPLOYMENT, path=weather.path
-    )
+    private = deployed_agent(owner.tenant, f"private-{secret}", Path(weather.path))
     KVEntry.objects.create(tenant=owner.tenant, agent=weather, key=f"key-{secret}", value={"v": f"kv-{secret}"})
     StoredFile.objects.create(
         tenant=owner.tenant,

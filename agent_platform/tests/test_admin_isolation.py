@@ -12,6 +12,7 @@ from agent_platform.models import ApiToken, Principal
 from agent_platform.signals import TENANT_STAFF_GROUP
 from agent_platform.tests.factories import admin_url, issue_token
 from agents.events import EventType
+from agents.models import Revision
 from sessions_app.eventlog import append_event
 from sessions_app.models import (
     ABAssignment,
@@ -60,6 +61,8 @@ def _rows_for(principal: Principal, agent) -> Session:
     )
     Artifact.objects.create(session=session, kind="report", name=f"{tenant.slug}-report.pdf", content=b"%PDF")
     ABAssignment.objects.create(session=session, agent=agent, experiment="tone", arm="warm")
+    deployed = AgentFactory(slug=f"{tenant.slug}-deployed", tenant=tenant, source="deployment", path="")
+    Revision.objects.create(agent=deployed, hash="0" * 64, status="ready", archive="x")
     Reminder.objects.create(session=session, message="ping", fire_at=timezone.now())
     KVEntry.objects.create(tenant=tenant, agent=agent, key=f"{tenant.slug}-key", value=1)
     StoredFile.objects.create(
@@ -99,7 +102,7 @@ MODEL_PAGES = sorted(
 
 
 def test_every_platform_model_is_in_the_admin():
-    assert len(MODEL_PAGES) == 18
+    assert len(MODEL_PAGES) == 19
 
 
 @pytest.mark.parametrize("page", MODEL_PAGES)

@@ -42,6 +42,7 @@ PARAMETER_SPELLING = {
     "schedule_id": ":id",
     "run_id": ":runId",
     "tenant_slug": ":slug",
+    "deployment_id": ":id",
 }
 METHODS = ("get", "post", "put", "patch", "delete")
 # Characters that continue a path: a documented path must not be the prefix of a longer one.

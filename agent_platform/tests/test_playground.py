@@ -4,6 +4,7 @@ signed-in staff user's session cookie (CSRF-checked), and the local developer.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
@@ -15,6 +16,7 @@ from agent_platform.asgi import application
 from agent_platform.tests.factories import PrincipalFactory
 from agents.events import EventType
 from agents.registry import get_agent
+from agents.tests.deploying import deployed_agent
 from sessions_app.eventlog import NewEvent, append_events
 from sessions_app.tests.factories import SessionFactory
 
@@ -59,11 +61,8 @@ def test_the_playground_of_an_unknown_agent_is_a_not_found_page(db):
 
 
 def test_a_private_agent_is_not_found_for_a_visitor_of_another_tenant(db, mallory, alice):
-    from agents.models import Agent, AgentSource
 
-    Agent.objects.create(
-        slug="acme-weather", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=get_agent("weather").path
-    )
+    deployed_agent(alice.tenant, "acme-weather", Path(get_agent("weather").path))
     user = get_user_model().objects.create_user("mallory-staff", password="pw", is_staff=True)
     mallory.user = user
     mallory.save()
@@ -165,9 +164,8 @@ async def test_the_websocket_accepts_the_signed_in_users_session_cookie():
 
 
 def test_another_tenants_private_agent_has_no_renderers_for_them(client_for, mallory, alice):
-    from agents.models import Agent, AgentSource
 
     weather = get_agent("weather")
-    Agent.objects.create(slug="acme-weather", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=weather.path)
+    deployed_agent(alice.tenant, "acme-weather", Path(weather.path))
     assert client_for(mallory).get("/acme-weather/playground/renderers").status_code == 404
     assert "get_weather" in client_for(alice).get("/acme-weather/playground/renderers").json()["renderers"]

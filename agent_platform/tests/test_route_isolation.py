@@ -116,6 +116,7 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
         "schedule_id": "probe",
         "run_id": data.eval_run_id,
         "tenant_slug": data.session.tenant.slug,
+        "deployment_id": data.private_agent.active_revision_id,
     }
     url = operation.path.format(**params)
     if "sessionId" in operation.query_names:
@@ -160,6 +161,10 @@ def _expected(operation: Operation, slug: str, data: Seeded, body: dict[str, Any
         return {403}  # the operator's routes and another tenant's usage: superusers only
     if "{prefix}" in operation.path or "{run_id}" in operation.path:
         return {404}  # token prefixes and eval runs are looked up in the caller's own tenant
+    if "/deployments" in operation.path:
+        return {404}  # deployed agents are looked up in the caller's own tenant
+    if operation.path == "/api/v1/agents" and operation.method == "POST":
+        return {403}  # only tenant staff create agents
     if operation.path.endswith("/dev/evals/runs") and body is not None:
         return {202, 409}  # a run of the caller's own tenant (one at a time)
     if "{session_id}" in operation.path or "{artifact_id}" in operation.path:

@@ -3,9 +3,9 @@
 The attack: a staff user of tenant A fills a session workspace through ``workspaceFiles``
 with an agent tree, then adds an ``Agent`` in the admin whose path is that workspace; the
 next request would import it inside the serving process (database credentials,
-``SECRET_KEY``) and it could read another tenant's data. Agent rows are now the
-operator's (superusers), a row's path must resolve inside AGENTS_DIR, and nothing
-outside AGENTS_DIR is imported however a row got there."""
+``SECRET_KEY``) and it could read another tenant's data. No admin form has a path field:
+a deployed agent's tree is an uploaded revision (the upload form is tested here too), a
+shared agent's path is the registry's, and nothing is imported from a path a row names."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from django.utils import timezone
 from agent_platform.conf import platform_settings, workspaces_dir
 from agent_platform.tests.factories import staff_user_for
 from agents.models import Agent, AgentSource
+from agents.tests.deploying import tar_gz
 from sessions_app.tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
@@ -77,106 +78,52 @@ def staff(principal) -> Client:
     return client
 
 
-# --- tenant staff: no write path to Agent rows -----------------------------------------------
+# --- no form has a path field; what a row's path says is never imported --------------------------
 
 
-def test_staff_cannot_add_an_agent_pointing_at_a_session_workspace(alice, planted_workspace, client_for):
+def test_staff_add_a_deployed_agent_without_any_path(alice, planted_workspace, client_for):
     client = staff(alice)
-    assert client.get("/admin/agents/agent/add/").status_code == 403
+    page = client.get("/admin/agents/agent/add/")
+    assert page.status_code == 200 and 'name="path"' not in page.content.decode()
     response = client.post("/admin/agents/agent/add/", add_form("acme-steal", planted_workspace, alice.tenant_id))
-    assert response.status_code == 403
-    assert not Agent.objects.filter(slug="acme-steal").exists()
-    assert client_for(alice).get("/acme-steal/v1/info").status_code == 404
+    assert response.status_code == 302, response.content.decode()[:2000]
+    row = Agent.objects.get(slug="acme-steal")
+    assert (row.tenant, row.source, row.path) == (alice.tenant, AgentSource.DEPLOYMENT, "")
+    assert client_for(alice).get("/acme-steal/v1/info").status_code == 404  # nothing deployed
     assert not imported(planted_workspace)
+
+
+def test_a_superuser_cannot_point_an_agent_at_a_folder_either(admin_client, alice, agents_root, planted_workspace):
+    page = admin_client.get("/admin/agents/agent/add/")
+    assert 'name="path"' not in page.content.decode()
+    response = admin_client.post("/admin/agents/agent/add/", add_form("acme-x", planted_workspace, alice.tenant_id))
+    assert response.status_code == 302
+    assert Agent.objects.get(slug="acme-x").path == ""
+    assert not imported(planted_workspace)
+
+
+def test_a_shared_name_or_a_reserved_slug_is_refused_in_the_admin(admin_client, alice, agents_root):
+    for slug, message in [("good", "shared agent"), ("admin", "reserved"), ("-dash", "must be letters")]:
+        response = admin_client.post("/admin/agents/agent/add/", add_form(slug, "", alice.tenant_id))
+        assert response.status_code == 200 and message in response.content.decode(), slug
+    assert not Agent.objects.filter(source=AgentSource.DEPLOYMENT).exists()
 
 
 @pytest.mark.parametrize("target", ["/etc", "workspace"])
-def test_staff_cannot_repoint_their_own_agent(alice, agents_root, planted_workspace, target):
-    own = AgentFactory(
-        slug="acme-own", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=str(agents_root / "good")
-    )
+def test_staff_cannot_repoint_or_change_an_agent(alice, agents_root, planted_workspace, target):
+    own = AgentFactory(slug="acme-own", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path="")
     path = planted_workspace if target == "workspace" else target
-    client = staff(alice)
-    response = client.post(f"/admin/agents/agent/{own.pk}/change/", add_form("acme-own", path, alice.tenant_id))
+    response = staff(alice).post(f"/admin/agents/agent/{own.pk}/change/", add_form("acme-own", path, alice.tenant_id))
     assert response.status_code == 403
     own.refresh_from_db()
-    assert own.path == str(agents_root / "good")
+    assert own.path == ""
 
 
 def test_staff_cannot_delete_an_agent(alice, agents_root):
-    own = AgentFactory(
-        slug="acme-own", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=str(agents_root / "good")
-    )
+    own = AgentFactory(slug="acme-own", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path="")
     response = staff(alice).post(f"/admin/agents/agent/{own.pk}/delete/", {"post": "yes"})
     assert response.status_code == 403
     assert Agent.objects.filter(pk=own.pk).exists()
-
-
-def test_staff_still_see_their_agents_read_only(alice, agents_root):
-    own = AgentFactory(
-        slug="acme-own", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=str(agents_root / "good")
-    )
-    client = staff(alice)
-    assert "acme-own" in client.get("/admin/agents/agent/").content.decode()
-    page = client.get(f"/admin/agents/agent/{own.pk}/change/")
-    assert page.status_code == 200
-    assert 'name="path"' not in page.content.decode()
-
-
-# --- superusers: only folders inside AGENTS_DIR, slugs as DESIGN §3 says -------------------------
-
-
-def refused(admin_client: Client, form: dict[str, str]) -> str:
-    response = admin_client.post("/admin/agents/agent/add/", form)
-    assert response.status_code == 200, "the form should be shown again with its errors"
-    assert not Agent.objects.filter(slug=form["slug"]).exists()
-    return response.content.decode()
-
-
-def test_a_superuser_cannot_point_an_agent_at_a_workspace_or_outside_agents_dir(
-    admin_client, alice, agents_root, planted_workspace, client_for
-):
-    (agents_root / "escape").symlink_to(planted_workspace, target_is_directory=True)
-    (agents_root / "etc").symlink_to("/etc", target_is_directory=True)
-    for path in [
-        planted_workspace,
-        "/etc",
-        agents_root / "escape",  # under AGENTS_DIR, but a symlink that leads out
-        agents_root / "etc",
-        f"{agents_root}/good/../../var/workspaces/ses_attacker",
-        agents_root,  # AGENTS_DIR itself is not an agent folder
-    ]:
-        html = refused(admin_client, add_form("acme-steal", path, alice.tenant_id))
-        assert "outside AGENTS_DIR" in html, path
-    (agents_root / "empty").mkdir()
-    html = refused(admin_client, add_form("acme-empty", agents_root / "empty", alice.tenant_id))
-    assert "holds no agent/ folder" in html
-    assert client_for(alice).get("/acme-steal/v1/info").status_code == 404
-    assert not imported(planted_workspace)
-
-
-@pytest.mark.parametrize(
-    ("slug", "message"),
-    [("admin", "reserved"), ("playground", "reserved"), ("-dash", "must be letters"), ("a" * 300, "at most 100")],
-)
-def test_a_superuser_cannot_take_a_slug_design_refuses(admin_client, agents_root, slug, message):
-    html = refused(admin_client, add_form(slug, agents_root / "good"))
-    assert message in html or "longer than" in html
-
-
-def test_a_superuser_adds_an_agent_folder_inside_agents_dir_and_it_is_served(
-    admin_client, alice, agents_root, client_for
-):
-    response = admin_client.post(
-        "/admin/agents/agent/add/", add_form("acme-good", agents_root / "good", alice.tenant_id)
-    )
-    assert response.status_code == 302, response.content.decode()[:3000]
-    row = Agent.objects.get(slug="acme-good")
-    assert row.tenant == alice.tenant and row.path == str(agents_root / "good")
-    assert client_for(alice).get("/acme-good/v1/health").status_code == 200
-
-
-# --- however a row got there, nothing outside AGENTS_DIR is imported -----------------------------
 
 
 def test_a_row_written_around_the_admin_is_not_served(alice, planted_workspace, client_for):
@@ -198,3 +145,42 @@ def test_a_symlink_in_agents_dir_leading_out_is_not_served(alice, agents_root, p
     assert client_for(alice).get("/linked/v1/health").status_code == 200
     index = client_for(alice).get("/api/v1/agents").json()["agents"]
     assert [agent["slug"] for agent in index] == ["good", "linked", "real"]
+
+
+# --- the deployment upload form ------------------------------------------------------------------
+
+
+def test_staff_upload_a_revision_see_its_diagnostics_and_activate_it(alice, mallory, agents_root, client_for, settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from agents.models import Revision
+
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "deployments": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(agents_root.parent / "store")},
+        },
+    }
+    own = AgentFactory(slug="acme-own", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path="")
+    AgentFactory(slug="umbrella-own", tenant=mallory.tenant, source=AgentSource.DEPLOYMENT, path="")
+    client = staff(alice)
+    page = client.get("/admin/agents/revision/add/").content.decode()
+    assert "acme-own" in page and "umbrella-own" not in page
+
+    def post(tree: str, activate: bool):
+        archive = SimpleUploadedFile("tree.tar.gz", tar_gz(tree), content_type="application/gzip")
+        form = {"agent": str(own.pk), "archive": archive, **({"activate": "on"} if activate else {})}
+        return client.post("/admin/agents/revision/add/", form, follow=True)
+
+    broken = post("broken", activate=True).content.decode()
+    assert "agents.E001" in broken and "this tree fails to import" in broken and "was not activated" in broken
+    assert client_for(alice).get("/acme-own/v1/health").status_code == 404
+    assert "is active" in post("v1", activate=True).content.decode()
+    assert client_for(alice).get("/acme-own/v1/health").status_code == 200
+    own.refresh_from_db()
+    assert own.active_revision == Revision.objects.get(status="ready")
+
+    garbage = SimpleUploadedFile("x.tar.gz", b"not an archive")
+    refused = client.post("/admin/agents/revision/add/", {"agent": str(own.pk), "archive": garbage})
+    assert refused.status_code == 200 and "neither a gzip" in refused.content.decode()

@@ -29,7 +29,7 @@ from django.utils import timezone
 from agent_platform.conf import platform_settings
 from agents import events
 from agents.events import EventType
-from agents.registry import surface_for
+from agents.registry import surface_for_session
 from sessions_app.eventlog import append_event
 from sessions_app.models import Artifact, FileScope, Session, StoredFile
 
@@ -52,7 +52,7 @@ def _checked_name(name: Any) -> str:
 
 def _checked_kind(session: Session, kind: Any) -> tuple[str, timedelta | None]:
     """The kind, and how long its artifacts are kept (None: for ever)."""
-    config = surface_for(session.agent).artifacts
+    config = surface_for_session(session).artifacts
     kinds = sorted(config.kinds) if config is not None else []
     if not isinstance(kind, str) or config is None or kind not in config.kinds:
         known = ", ".join(kinds) if kinds else "none (the agent has no artifacts.py)"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agents.events import EventType
-from agents.models import AgentSource
+from agents.tests.deploying import deployed_agent
 from sessions_app.eventlog import append_event
-from sessions_app.tests.factories import AgentFactory, SessionFactory
+from sessions_app.tests.factories import SessionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +108,9 @@ def test_a_session_is_only_found_under_its_own_agent(alice, alice_session, clien
 
 
 def test_another_tenants_private_agent_is_404_on_every_route(alice, mallory, client_for):
-    private = AgentFactory(slug="umbrella-bot", tenant=mallory.tenant, source=AgentSource.DEPLOYMENT)
+    private = deployed_agent(
+        mallory.tenant, "umbrella-bot", Path(__file__).resolve().parents[2] / "examples" / "weather"
+    )
     session = SessionFactory(principal=mallory, agent=private)
     client = client_for(alice)
     for route in ["/health", "/sessions", f"/session/{session.id}", f"/session/{session.id}/events"]:

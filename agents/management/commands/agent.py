@@ -40,7 +40,7 @@ SLACK_SETUP = """Slack app set-up (api.slack.com/apps > Create New App > From sc
 
 
 class Command(BaseCommand):
-    help = "The agent CLI: validate, info, run, eval, trajectory, init, serve, dispatch, extensions, slack, github."
+    help = "The agent CLI: validate, deploy, info, run, eval, trajectory, init, serve, dispatch, extensions, slack..."
     # Each subcommand discovers the agents it uses and reports their diagnostics itself:
     # one broken agent of AGENTS_DIR must not stop `agent run` of another (see agents/checks.py).
     requires_system_checks: list[str] = []
@@ -49,6 +49,13 @@ class Command(BaseCommand):
         actions = parser.add_subparsers(dest="action", required=True)
         validate = actions.add_parser("validate", help="Print diagnostics; exit 1 when any is an error.")
         validate.add_argument("--dir", type=Path, help="An agent folder or an AGENTS_DIR (default AGENTS_DIR).")
+        deploy = actions.add_parser(
+            "deploy", help="Upload DIR as a new revision of TENANT's deployed agent; exit 1 on errors."
+        )
+        deploy.add_argument("dir", type=Path, help="The agent folder (holding agent/, maybe evals/).")
+        deploy.add_argument("--tenant", required=True, help="The tenant that owns the agent.")
+        deploy.add_argument("--slug", help="The agent's slug (default: the folder's name); made if new.")
+        deploy.add_argument("--activate", action="store_true", help="Activate the revision if it has no errors.")
         info = actions.add_parser("info", help="Print the discovered surface (--json: the /v1/info document).")
         info.add_argument("slug", nargs="?", help="An agent of AGENTS_DIR (or use --dir).")
         info.add_argument("--dir", type=Path, help="An agent folder.")
@@ -137,6 +144,8 @@ class Command(BaseCommand):
         action = options["action"]
         if action == "validate":
             self.validate(options["dir"] or Path(platform_settings.AGENTS_DIR))
+        elif action == "deploy":
+            self.deploy(options["dir"], options["tenant"], options["slug"], activate=options["activate"])
         elif action == "info":
             self.info(self._one_agent(options["slug"], options["dir"]), as_json=options["json"])
         elif action == "run":
@@ -186,6 +195,33 @@ class Command(BaseCommand):
                 failed.append(slug)
         if failed:
             raise CommandError(f"errors in {', '.join(failed)}", returncode=1)
+
+    def deploy(self, folder: Path, tenant_slug: str, slug: str | None, *, activate: bool) -> None:
+        from agent_platform.errors import DomainError
+        from agent_platform.models import Tenant
+        from agents.deployments import deploy_from_folder
+
+        tenant = Tenant.objects.filter(slug=tenant_slug).first()
+        if tenant is None:
+            raise CommandError(f"no tenant {tenant_slug!r}")
+        if not (folder / "agent").is_dir():
+            raise CommandError(f"no agent/ folder in {folder}")
+        name = slug or folder.resolve().name
+        try:
+            revision, created = deploy_from_folder(tenant, name, folder, activate_it=activate)
+        except DomainError as refused:
+            raise CommandError(str(refused)) from None
+        status = "error" if revision.status != "ready" else "ok"
+        seen = "new" if created else "uploaded before"
+        self.stdout.write(f"{name}: {status}, deployment {revision.pk} ({revision.hash[:12]}, {seen})")
+        for d in revision.diagnostics:
+            self.stdout.write(
+                f"  {d['severity'].upper()} {d['code']} {d['path']}: {d['message']}\n    hint: {d['hint']}"
+            )
+        if status == "error":
+            raise CommandError(f"errors in {name}: the deployment cannot be activated", returncode=1)
+        if activate:
+            self.stdout.write(f"{name}: deployment {revision.pk} is active")
 
     def extensions(self, *, as_json: bool) -> None:
         """One line per installed extension package: the name mounts use, the pip package and its version."""

@@ -1,0 +1,1 @@
+raise RuntimeError("this tree fails to import")

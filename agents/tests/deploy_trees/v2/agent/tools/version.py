@@ -1,0 +1,7 @@
+from agents.sdk import ToolContext, tool
+
+
+@tool
+def version(ctx: ToolContext) -> str:
+    """Which revision of the agent answers."""
+    return "v2"
