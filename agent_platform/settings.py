@@ -23,6 +23,7 @@ from kombu import Queue
 from agent_platform.conf import workspaces_dir
 from agent_platform.env import (
     env_bool,
+    env_fernet_keys,
     env_float,
     env_int,
     env_list,
@@ -367,6 +368,10 @@ PLATFORM = {
     "OTEL_TRACES_ENDPOINT": _otel_signal_url("traces"),
     "OTEL_METRICS_ENDPOINT": _otel_signal_url("metrics"),
     "OTEL_SERVICE_NAME": env_str("OTEL_SERVICE_NAME"),
+    # Fernet keys that encrypt stored agent secrets (docs/secrets.md): the first encrypts,
+    # every one decrypts (rotation); a key derived from SECRET_KEY always decrypts too, and
+    # encrypts when none is set.
+    "SECRETS_KEYS": env_fernet_keys("PLATFORM_SECRETS_KEY"),
 }
 
 

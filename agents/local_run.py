@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.config import local_mcp_connections, runtime_settings
+from agents.config import local_mcp_connections, local_secrets, runtime_settings
 from agents.discovery import AgentSurface
 from agents.events import EventType
 from agents.runtime.emitter import MemorySink
@@ -36,6 +36,7 @@ async def _run(surface: AgentSurface, message: str, approve: bool | None, dry_ru
             message=message,
             workspace=Path(workspace),
             mcp=local_mcp_connections(surface),
+            load_secrets=local_secrets(surface),
         )
         await sink.emit(EventType.SESSION_STARTED, {"agent": surface.slug}, None)
         await sink.emit(EventType.MESSAGE_RECEIVED, {"text": message}, LOCAL_TURN)
