@@ -11,5 +11,7 @@ urlpatterns = [
     path("v1/tokens/<str:prefix>", views.TokenDetailView.as_view(), name="token-detail"),
     path("v1/agents", views.AgentListView.as_view(), name="agent-list"),
     path("v1/agents/<str:agent_slug>/secrets", secrets.AgentSecretListView.as_view(), name="agent-secret-list"),
-    path("v1/agents/<str:agent_slug>/secrets/<str:name>", secrets.AgentSecretView.as_view(), name="agent-secret"),
+    path(
+        "v1/agents/<str:agent_slug>/secrets/<str:secret_name>", secrets.AgentSecretView.as_view(), name="agent-secret"
+    ),
 ]

@@ -12,6 +12,7 @@ from agent_platform.models import ApiToken, Principal
 from agent_platform.signals import TENANT_STAFF_GROUP
 from agent_platform.tests.factories import admin_url, issue_token
 from agents.events import EventType
+from agents.secrets import set_secret
 from sessions_app.eventlog import append_event
 from sessions_app.models import (
     ABAssignment,
@@ -70,6 +71,8 @@ def _rows_for(principal: Principal, agent) -> Session:
     ScheduleFire.objects.create(
         agent=agent, tenant=tenant, schedule_id=f"{tenant.slug}-digest", scheduled_for=timezone.now()
     )
+    own_agent = AgentFactory(slug=f"{tenant.slug}-bot", tenant=tenant, source="deployment")
+    set_secret(own_agent, f"{tenant.slug.upper()}_TOKEN", f"{tenant.slug}-secret-value")
     url = f"https://{tenant.slug}.example.com/hook"
     subscription = WebhookSubscription.objects.create(tenant=tenant, url=url, events=["*"])
     WebhookDelivery.objects.create(
@@ -99,7 +102,7 @@ MODEL_PAGES = sorted(
 
 
 def test_every_platform_model_is_in_the_admin():
-    assert len(MODEL_PAGES) == 18
+    assert len(MODEL_PAGES) == 19
 
 
 @pytest.mark.parametrize("page", MODEL_PAGES)

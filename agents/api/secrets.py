@@ -71,12 +71,13 @@ def _listed(row: AgentSecret) -> dict[str, Any]:
     return {"name": row.name, "updatedAt": serializers.DateTimeField().to_representation(row.updated_at)}
 
 
-SecretListed = inline_serializer(
-    "SecretListed", {"name": serializers.CharField(), "updatedAt": serializers.DateTimeField()}
-)
-SecretListedMany = inline_serializer(
-    "SecretListed", {"name": serializers.CharField(), "updatedAt": serializers.DateTimeField()}, many=True
-)
+class SecretListed(serializers.Serializer[None]):
+    """A secret as listed: its name and when it was last set, never its value."""
+
+    name = serializers.CharField()
+    updatedAt = serializers.DateTimeField()
+
+
 ERROR = inline_serializer("SecretError", {"error": serializers.CharField(), "message": serializers.CharField()})
 
 
@@ -90,7 +91,7 @@ class AgentSecretListView(APIView):
 
     @extend_schema(
         responses={
-            200: inline_serializer("SecretList", {"secrets": SecretListedMany}),
+            200: inline_serializer("SecretList", {"secrets": SecretListed(many=True)}),
             403: OpenApiResponse(
                 ERROR, description="Not tenant staff, or a shared agent and not the operator's tenant."
             ),
@@ -114,12 +115,12 @@ class AgentSecretView(APIView):
             ),
         },
     )
-    def put(self, request: Request, agent_slug: str, name: str) -> Response:
+    def put(self, request: Request, agent_slug: str, secret_name: str) -> Response:
         agent = managed_agent(request, agent_slug)
-        secrets.checked_name(name)
+        secrets.checked_name(secret_name)
         body = SecretValueSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        row, _ = secrets.set_secret(agent, name, body.validated_data["value"])
+        row, _ = secrets.set_secret(agent, secret_name, body.validated_data["value"])
         return Response(_listed(row))
 
     @extend_schema(
@@ -130,7 +131,7 @@ class AgentSecretView(APIView):
             ),
         }
     )
-    def delete(self, request: Request, agent_slug: str, name: str) -> Response:
+    def delete(self, request: Request, agent_slug: str, secret_name: str) -> Response:
         agent = managed_agent(request, agent_slug)
-        secrets.delete_secret(agent, secrets.checked_name(name))
+        secrets.delete_secret(agent, secret_name)  # a name that cannot be stored is not stored: 404
         return Response(status=status.HTTP_204_NO_CONTENT)
