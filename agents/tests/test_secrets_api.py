@@ -169,6 +169,7 @@ def test_ctx_secrets_holds_the_declared_names_from_the_store_then_the_environmen
 
     tampered = caller.post("/vault/v1/tools/tamper", {"input": {}}, format="json").json()["result"]
     assert tampered == {"write": "refused", "undeclared": False}
+    assert caller.get("/vault/v1/channels/desk/names").json() == {"names": ["VAULT_FILE_TOKEN", "VAULT_TOKEN"]}
 
 
 def test_a_deployed_agent_never_reads_the_platforms_environment(alice, client_for, acme_vault, monkeypatch):

@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 import uuid
 
 from django.contrib.admin.models import LogEntry
 
 from agent_platform.tests.factories import PrincipalFactory, TenantFactory, admin_url, staff_user_for
 from agents.models import AgentSecret
+from sessions_app.dispatch import dispatch_pending
 from sessions_app.models import Event, LogLine
 
 CANARY = "sk-LEAK-CANARY-" + uuid.uuid4().hex
@@ -70,6 +72,12 @@ def test_a_secret_set_after_start_is_used_at_the_next_call_and_the_platform_neve
 
     logged = LogLine.objects.filter(message__contains="refused a token")
     assert logged.exists()  # the tool's own log line arrived, so the scan below reads real logs
+    # The hook of a completed turn after the secret was set saw it (names only are logged).
+    deadline = time.monotonic() + 15
+    while not LogLine.objects.filter(message="hook sees VAULT_TOKEN").exists() and time.monotonic() < deadline:
+        dispatch_pending(started["sessionId"])  # now, rather than at the worker's coalesced dispatch
+        time.sleep(0.05)
+    assert LogLine.objects.filter(message="hook sees VAULT_TOKEN").exists()
     written = {
         "events": json.dumps(list(Event.objects.values_list("type", "data"))),
         "stored log lines": json.dumps(list(LogLine.objects.values_list("logger", "message"))),
