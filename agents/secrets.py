@@ -217,10 +217,7 @@ def set_secret(agent: Agent, name: str, value: str) -> tuple[AgentSecret, bool]:
     except IntegrityError:  # set at the same moment by another request: this write wins
         AgentSecret.objects.filter(agent=agent, name=name).update(ciphertext=ciphertext, updated_at=now)
         row, created = AgentSecret.objects.get(agent=agent, name=name), False
-    logger.info(
-        "secret %s of agent %r %s", name, agent.slug, "set" if created else "replaced",
-        extra={"agent_slug": agent.slug, "tenant_id": agent.tenant_id},
-    )  # fmt: skip
+    _log_change(agent, row.tenant_id, name, "set" if created else "replaced")
     return row, created
 
 
@@ -230,11 +227,14 @@ def delete_secret(agent: Agent, name: str) -> None:
     deleted, _ = AgentSecret.objects.filter(agent=agent, name=name).delete()
     if not deleted:
         raise SecretNotFound(f"agent {agent.slug!r} has no secret {name[:60]!r}")
+    _log_change(agent, owner_tenant(agent).pk, name, "deleted")
+
+
+def _log_change(agent: Agent, tenant_id: int, name: str, what: str) -> None:
+    # On the agent's /v1/logs for the owning tenant only (a shared agent's untenanted lines
+    # are everyone's); the name, never the value.
     logger.info(
-        "secret %s of agent %r deleted",
-        name,
-        agent.slug,
-        extra={"agent_slug": agent.slug, "tenant_id": agent.tenant_id},
+        "secret %s of agent %r %s", name, agent.slug, what, extra={"agent_slug": agent.slug, "tenant_id": tenant_id}
     )
 
 
