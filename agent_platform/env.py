@@ -7,6 +7,7 @@ silently falling back to a default.
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Mapping
 from urllib.parse import SplitResult, urlsplit, urlunsplit
@@ -83,6 +84,27 @@ def env_list(name: str, default: list[str], environ: Mapping[str, str] = os.envi
     if not value:
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_fernet_keys(name: str, environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """Comma-separated Fernet keys (32 url-safe base64-encoded bytes each), in order; unset: none.
+
+    Raises:
+        ImproperlyConfigured: an item that is not a Fernet key, named by its position
+            only (the value is a secret).
+    """
+    keys = env_list(name, [], environ)
+    for position, key in enumerate(keys, start=1):
+        try:
+            raw = base64.urlsafe_b64decode(key.encode("ascii"))
+        except (ValueError, UnicodeEncodeError):
+            raw = b""
+        if len(raw) != 32:
+            raise ImproperlyConfigured(
+                f"{name}: key {position} of {len(keys)} is not a Fernet key (32 url-safe base64-encoded bytes); "
+                "make one with `python manage.py secrets generate-key`."
+            )
+    return tuple(keys)
 
 
 def redis_url_for_db(url: str, db: int, name: str = "REDIS_URL") -> str:

@@ -25,6 +25,7 @@ from kombu import Queue
 from agent_platform.conf import workspaces_dir
 from agent_platform.env import (
     env_bool,
+    env_fernet_keys,
     env_float,
     env_int,
     env_list,
@@ -395,6 +396,10 @@ PLATFORM = {
     "DEPLOY_MAX_FILES": env_int("PLATFORM_DEPLOY_MAX_FILES", 5000, minimum=1),
     "DEPLOY_MAX_UNPACKED_BYTES": env_int("PLATFORM_DEPLOY_MAX_UNPACKED_BYTES", 100 * 1024 * 1024, minimum=1024),
     "DEPLOY_VALIDATE_SECONDS": env_int("PLATFORM_DEPLOY_VALIDATE_SECONDS", 60, minimum=1),
+    # Fernet keys that encrypt stored agent secrets (docs/secrets.md): the first encrypts,
+    # every one decrypts (rotation); a key derived from SECRET_KEY always decrypts too, and
+    # encrypts when none is set.
+    "SECRETS_KEYS": env_fernet_keys("PLATFORM_SECRETS_KEY"),
 }
 
 

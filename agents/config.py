@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+
 from agent_platform.conf import platform_settings
 from agents.discovery import AgentSurface
 from agents.models import Agent
@@ -9,7 +12,7 @@ from agents.runtime.mcp.connections import McpConnections
 from agents.runtime.outbound import OutboundPolicy
 from agents.runtime.providers.gateway import ProviderSettings, missing_key
 from agents.runtime.turn import RuntimeSettings
-from agents.secrets import resolve_secret
+from agents.secrets import adeclared_secrets, aresolve
 
 
 def default_model(surface: AgentSurface | None = None, purpose: str = "live") -> str:
@@ -58,10 +61,16 @@ def missing_model_keys(surface: AgentSurface) -> dict[str, str]:
 def mcp_connections(agent: Agent, surface: AgentSurface) -> McpConnections:
     """``ctx.host.mcp`` and the model's MCP tools for ``agent``: its secrets by name, the
     platform's outbound policy, the process's session pool."""
-    return McpConnections(surface, secret=lambda name: resolve_secret(agent, name), policy=outbound_policy())
+    return McpConnections(surface, secret=lambda name: aresolve(name, agent=agent), policy=outbound_policy())
 
 
 def local_mcp_connections(surface: AgentSurface) -> McpConnections:
     """The same for an in-process run of a folder (``agent run``, ``agent eval``, ``agent
-    info``): no agent row, so secrets come from the environment, as a shared agent's do."""
+    info``): no agent row, so nothing stored: secrets come from the environment, as a shared agent's do."""
     return mcp_connections(Agent(slug=surface.slug, path=str(surface.path)), surface)
+
+
+def local_secrets(surface: AgentSurface) -> Callable[[Sequence[str]], Awaitable[Mapping[str, str]]]:
+    """``ctx.secrets`` of an in-process run of a folder: as a shared agent's, from the
+    environment (no agent row, so nothing stored)."""
+    return functools.partial(adeclared_secrets, Agent(slug=surface.slug, path=str(surface.path)))

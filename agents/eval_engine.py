@@ -326,7 +326,7 @@ class InProcessDriver:
     _signal: Signal | None = None
 
     async def send(self, message: str, options: dict[str, Any]) -> SettledTurn:
-        from agents.config import local_mcp_connections, runtime_settings
+        from agents.config import local_mcp_connections, local_secrets, runtime_settings
         from agents.runtime.emitter import MemorySink
         from agents.runtime.turn import TurnRequest, run_turn
 
@@ -346,6 +346,7 @@ class InProcessDriver:
                 attachments=dict(options.get("files") or {}),
                 signal=self._signal,
                 mcp=local_mcp_connections(self.surface),
+                load_secrets=local_secrets(self.surface),
             )
             await sink.emit(EventType.MESSAGE_RECEIVED, {"text": message}, turn_id)
             outcome = await run_turn(self.surface, request, sink, runtime_settings(self.surface, "eval"))

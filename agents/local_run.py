@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.config import local_mcp_connections, runtime_settings
+from agents.config import local_mcp_connections, local_secrets, runtime_settings
 from agents.discovery import AgentSurface
 from agents.events import EventType
 from agents.runtime.emitter import MemorySink
@@ -55,6 +55,7 @@ async def _run(
             message=message,
             workspace=Path(workspace),
             mcp=local_mcp_connections(surface),
+            load_secrets=local_secrets(surface),
         )
         await sink.emit(EventType.SESSION_STARTED, {"agent": surface.slug}, None)
         await sink.emit(EventType.MESSAGE_RECEIVED, {"text": message}, LOCAL_TURN)

@@ -178,3 +178,29 @@ class Revision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent.slug}@{self.hash[:12]}"
+
+
+class AgentSecret(models.Model):
+    """A secret bound to one agent, by name; write-only: its value is kept only as Fernet
+    ciphertext (``agents.secrets``) and never shown, logged or listed.
+
+    ``tenant`` is the tenant whose staff manage it: the agent's own, or for a shared
+    ``AGENTS_DIR`` agent ``PLATFORM["SHARED_AGENTS_TENANT"]`` (the operator's).
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agent_secrets")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="stored_secrets")
+    name = models.CharField(max_length=128)
+    ciphertext = models.TextField(editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["agent__slug", "name"]
+        constraints = [models.UniqueConstraint(fields=["agent", "name"], name="agent_secret_unique_name_per_agent")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug}/{self.name}" if self.agent_id else self.name
+
+    def __repr__(self) -> str:
+        return f"<AgentSecret {self.agent_id}/{self.name}>"

@@ -33,6 +33,7 @@ from agent_platform.models import Principal
 from agents import sdk
 from agents.discovery import AgentSurface, extension_context
 from agents.models import Agent
+from agents.secrets import declared_secrets
 from sessions_app import services
 from sessions_app.channel_state import listed_token
 from sessions_app.host import host_for_agent
@@ -312,6 +313,7 @@ def channel_context(
         agent=agent.slug,
         channel=channel,
         host=host_for_agent(tenant_id, agent, channel=channel),
+        secrets=declared_secrets(agent, sender.surface.config.secrets),
         send=sender,
         request=request,
         extension=extension_context(sender.surface.extensions, entry.extension if entry is not None else None),

@@ -29,9 +29,11 @@ from agents import events
 from agents.discovery import AgentSurface
 from agents.events import EventType
 from agents.models import Agent
+from agents.registry import surface_for
 from agents.runtime.conversation import new_call_id
 from agents.runtime.tool_calls import CallResult, needs_approval, run_server_tool, validate_arguments
 from agents.sdk import ExtensionContext, SessionInfo, Tool, ToolContext
+from agents.secrets import declared_secrets
 from agents.telemetry import running_in
 from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import NewEvent, append_events
@@ -136,7 +138,13 @@ def call_directly(
         channel = channel_info(session) if session is not None else None
         artifacts = SessionArtifacts(session) if session is not None else None
         ctx = ToolContext(
-            session=info, host=host, artifacts=artifacts, call_id=call_id, channel=channel, extension=extension
+            session=info,
+            host=host,
+            artifacts=artifacts,
+            secrets=declared_secrets(agent, surface_for(agent).config.secrets),
+            call_id=call_id,
+            channel=channel,
+            extension=extension,
         )
         with running_in(direct_turn_id(call_id), call_id):  # ctx.host.otel.set_attributes: this call's span
             result = async_to_sync(run_server_tool)(tool, arguments, ctx)

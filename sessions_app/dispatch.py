@@ -60,6 +60,7 @@ from agents.discovery import AgentSurface, ExtensionInfo
 from agents.registry import subscribed_event_types, surface_for_session
 from agents.sdk import HookContext
 from agents.sdk._context import Artifacts
+from agents.secrets import declared_secrets
 from sessions_app.channel_state import channel_info, channel_session, save_channel_session
 from sessions_app.host import host_for, session_info
 from sessions_app.logs import agent_log_tags
@@ -244,6 +245,8 @@ def _deliver(targets: list[Subscriber], context: HookContext, session: Session, 
                 extension=target.mount.context() if target.mount is not None else None,
                 # A tag made while handling an event belongs to that event's turn.
                 artifacts=_artifacts(session, event.get("turnId")),
+                # Looked up for each handler call: a secret set since is seen.
+                secrets=declared_secrets(session.agent, surface_for_session(session).config.secrets),
             )
             if target.kind == "channel":
                 channel, loaded = channel_session(session, target.name)

@@ -14,6 +14,7 @@ A turn taken up again after its worker was lost resumes from its log
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from collections import OrderedDict
@@ -35,6 +36,7 @@ from agents.runtime.conversation import message_from_dict, message_to_dict
 from agents.runtime.providers.base import Message
 from agents.runtime.replay import Journal
 from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_calls, resume_turn, run_turn
+from agents.secrets import adeclared_secrets
 from sessions_app.approvals import decisions_for, request_approvals
 from sessions_app.channel_state import channel_info
 from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events, events_of_turn
@@ -124,6 +126,7 @@ def _request(turn: Turn) -> TurnRequest:
         file_store_for=stores.__getitem__,
         channel=channel_info(session),
         mcp=host.mcp,
+        load_secrets=functools.partial(adeclared_secrets, session.agent),
     )
 
 

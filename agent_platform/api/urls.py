@@ -2,6 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from agent_platform.api import agent_views, docs_views, tenancy_views, usage_views, views
+from agents.api import secrets
 
 urlpatterns = [
     path("schema", SpectacularAPIView.as_view(permission_classes=[]), name="openapi-schema"),
@@ -33,5 +34,9 @@ urlpatterns = [
         "v1/agents/<str:agent_slug>/deployments/<str:deployment_id>/activate",
         views.DeploymentActivateView.as_view(),
         name="deployment-activate",
+    ),
+    path("v1/agents/<str:agent_slug>/secrets", secrets.AgentSecretListView.as_view(), name="agent-secret-list"),
+    path(
+        "v1/agents/<str:agent_slug>/secrets/<str:secret_name>", secrets.AgentSecretView.as_view(), name="agent-secret"
     ),
 ]

@@ -13,6 +13,7 @@ from django.utils import timezone
 from agent_platform.models import ApiToken, Principal
 from agents.models import Agent
 from agents.registry import get_agent, surface_for
+from agents.secrets import set_secret
 from agents.tests.deploying import deployed_agent
 from sessions_app import approvals, services
 from sessions_app.models import (
@@ -39,6 +40,7 @@ class Seeded:
     private_agent: Agent
     token_prefix: str
     eval_run_id: str = ""
+    secret_name: str = ""
     markers: list[str] = field(default_factory=list)
 
     def leaked(self, body: bytes | str, sent: str = "") -> list[str]:
@@ -89,6 +91,7 @@ def seed(owner: Principal) -> Seeded:
         level="INFO", logger="agents.test", message=f"log-{secret}", tenant=owner.tenant, agent_slug="weather"
     )
     row, _ = ApiToken.issue(owner, f"token-{secret}")
+    agent_secret, _ = set_secret(private, f"SEEDED_{secret.upper()}", f"secret-value-{secret}")
     eval_run = EvalRun.objects.create(
         tenant=owner.tenant,
         agent=weather,
@@ -104,7 +107,9 @@ def seed(owner: Principal) -> Seeded:
         private_agent=private,
         token_prefix=row.prefix,
         eval_run_id=eval_run.pk,
+        secret_name=agent_secret.name,
         markers=[
+            f"secret-value-{secret}",
             eval_run.pk,
             f"evalrun-{secret}",
             session.pk,

@@ -13,6 +13,7 @@ from agent_platform.signals import TENANT_STAFF_GROUP
 from agent_platform.tests.factories import admin_url, issue_token
 from agents.events import EventType
 from agents.models import Revision
+from agents.secrets import set_secret
 from sessions_app.eventlog import append_event
 from sessions_app.models import (
     ABAssignment,
@@ -73,6 +74,8 @@ def _rows_for(principal: Principal, agent) -> Session:
     ScheduleFire.objects.create(
         agent=agent, tenant=tenant, schedule_id=f"{tenant.slug}-digest", scheduled_for=timezone.now()
     )
+    own_agent = AgentFactory(slug=f"{tenant.slug}-bot", tenant=tenant, source="deployment")
+    set_secret(own_agent, f"{tenant.slug.upper()}_TOKEN", f"{tenant.slug}-secret-value")
     url = f"https://{tenant.slug}.example.com/hook"
     subscription = WebhookSubscription.objects.create(tenant=tenant, url=url, events=["*"])
     WebhookDelivery.objects.create(

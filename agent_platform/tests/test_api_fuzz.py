@@ -76,6 +76,7 @@ def _path_parameters(operation: Any, own: Seeded, other: Seeded, mode: Generatio
             "artifact_id": data.artifact.pk,
             "tool_name": "get_weather",
             "run_id": data.eval_run_id,
+            "secret_name": data.secret_name,
         }
         names = set(re.findall(r"{(\w+)}", operation.path)) - {"agent_slug"}
         choices.append({"agent_slug": "weather", **{name: values[name] for name in names if name in values}})

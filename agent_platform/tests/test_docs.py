@@ -43,6 +43,7 @@ PARAMETER_SPELLING = {
     "run_id": ":runId",
     "tenant_slug": ":slug",
     "deployment_id": ":id",
+    "secret_name": ":name",
 }
 METHODS = ("get", "post", "put", "patch", "delete")
 # Characters that continue a path: a documented path must not be the prefix of a longer one.

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from agent_platform.env import env_bool, env_int, env_list, env_str, redis_url_for_db
+from agent_platform.env import env_bool, env_fernet_keys, env_int, env_list, env_str, redis_url_for_db
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", True), ("TRUE", True), ("on", True), ("0", False), ("no", False)])
@@ -40,3 +40,14 @@ def test_redis_databases_are_swapped_keeping_host_and_credentials():
     assert redis_url_for_db("redis://:pw@cache:6380/5", 1) == "redis://:pw@cache:6380/1"
     with pytest.raises(ImproperlyConfigured):
         redis_url_for_db("http://cache", 0)
+
+
+def test_secrets_keys_are_fernet_keys_in_order_and_a_bad_one_is_named_by_position_only():
+    from cryptography.fernet import Fernet
+
+    first, second = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    assert env_fernet_keys("K", {"K": f"{first}, {second}"}) == (first, second)
+    assert env_fernet_keys("K", {}) == ()
+    with pytest.raises(ImproperlyConfigured, match="key 2 of 2 is not a Fernet key") as refused:
+        env_fernet_keys("K", {"K": f"{first},hunter2-not-a-key"})
+    assert "hunter2" not in str(refused.value)

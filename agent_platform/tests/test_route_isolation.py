@@ -22,6 +22,7 @@ from rest_framework.test import APIClient
 from agent_platform.models import ApiToken
 from agent_platform.tests.factories import issue_token
 from agent_platform.tests.tenancy import Seeded, seed
+from agents.secrets import resolve
 from sessions_app.models import Approval, ApprovalStatus, Artifact, Session, Turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -117,6 +118,7 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
         "run_id": data.eval_run_id,
         "tenant_slug": data.session.tenant.slug,
         "deployment_id": data.private_agent.active_revision_id,
+        "secret_name": data.secret_name,
     }
     url = operation.path.format(**params)
     if "sessionId" in operation.query_names:
@@ -175,6 +177,8 @@ def _expected(operation: Operation, slug: str, data: Seeded, body: dict[str, Any
         return {403}
     if "sessionId" in operation.query_names:
         return {403}
+    if "/secrets" in operation.path:
+        return {403}  # only tenant staff manage secrets, and a shared agent's are the operator's tenant's
     return {200, 201}
 
 
@@ -221,6 +225,7 @@ def test_another_tenant_gets_403_or_404_none_of_the_owners_data_and_changes_noth
     assert Approval.objects.get(pk=owner_data.approval.pk).status == ApprovalStatus.PENDING
     assert Artifact.objects.filter(pk=owner_data.artifact.pk).exists()
     assert ApiToken.objects.active().filter(prefix=owner_data.token_prefix).exists()
+    assert resolve(owner_data.secret_name, agent=owner_data.private_agent) is not None
 
 
 @pytest.mark.parametrize(

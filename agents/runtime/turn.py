@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from agents import events
@@ -86,7 +87,11 @@ class TurnRequest:
     memory: dict[str, bytes] | None = None
     host: Host | None = None
     artifacts: Artifacts | None = None
-    secrets: dict[str, str] = field(default_factory=dict)
+    # ctx.secrets: the platform's lookup of the declared names, called again before each
+    # call that can read them (tools, dynamic instructions, commit), so a secret set after
+    # start is seen at the next call; without one, ``secrets`` as given.
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    load_secrets: Callable[[Sequence[str]], Awaitable[Mapping[str, str]]] | None = None
     signal: Signal = field(default_factory=Signal)
     # Where host_fs() roots keep their files: the store for "session" or "deployment".
     file_store_for: Callable[[str], FileStore] | None = None
@@ -276,16 +281,30 @@ class _Run:
             artifacts=request.artifacts,
             workspace=request.workspace,
             state_root=request.workspace,
-            secrets=request.secrets,
             signal=request.signal,
             channel=request.channel,
         )
+
+    async def secrets(self) -> Mapping[str, str]:
+        """``ctx.secrets`` for a call starting now: the names this surface declared, read-only."""
+        names = self.surface.config.secrets
+        if not names:
+            return MappingProxyType({})
+        if self.request.load_secrets is not None:
+            return MappingProxyType(dict(await self.request.load_secrets(names)))
+        return MappingProxyType({name: self.request.secrets[name] for name in names if name in self.request.secrets})
+
+    async def context(self, **changes: Any) -> ToolContext:
+        """The turn's ``ctx`` for one call, its secrets looked up now."""
+        return dataclasses.replace(self.ctx, secrets=await self.secrets(), **changes)
 
     # --- the loop ---------------------------------------------------------------------
 
     async def loop(self, messages: list[Message], step: int) -> TurnOutcome:
         provider, model_name = provider_for(self.model_id, self.settings.providers)
-        prepared = self.prepared or PreparedTurn(await render_instructions(self.surface, self.ctx, self.extensions), [])
+        prepared = self.prepared or PreparedTurn(
+            await render_instructions(self.surface, await self.context(), self.extensions), []
+        )
         system = system_prompt(self.surface, prepared.instructions, self.request.arms, prepared.workspace_files)
         tools = (*tool_specs(self.surface), *(tool.spec for tool in (await self.mcp_tools()).values()))
         while step < self.settings.max_steps:
@@ -450,9 +469,7 @@ class _Run:
             if self.request.workspace is None:
                 return error(f"{tool.name} runs in the session workspace, and this run has none")
             return await run_agent_tool(tool, arguments, entry.path, self.request.workspace)
-        ctx = dataclasses.replace(
-            self.ctx, call_id=call.call_id, extension=extension_context(self.extensions, entry.extension)
-        )
+        ctx = await self.context(call_id=call.call_id, extension=extension_context(self.extensions, entry.extension))
         with running_in(self.request.turn_id, call.call_id):  # ctx.host.otel.set_attributes: the tool's span
             return await run_server_tool(tool, arguments, ctx)
 
@@ -592,7 +609,11 @@ class _Run:
         if not text.strip():
             raise TurnFailed("the final answer is empty, so there is nothing to commit")
         ctx = ResultContext(
-            session=self.request.session, text=text, host=self.request.host, artifacts=self.request.artifacts
+            session=self.request.session,
+            text=text,
+            host=self.request.host,
+            artifacts=self.request.artifacts,
+            secrets=await self.secrets(),
         )
         try:
             value = self.surface.result.commit(ctx)
@@ -615,7 +636,7 @@ def _checked(call: ToolCall, schema: dict[str, Any]) -> dict[str, Any] | CallRes
 
 async def _prepared(run: _Run, body: Callable[[], Awaitable[TurnOutcome]]) -> TurnOutcome:
     """``body`` once the turn is prepared (inside ``_finish``, so a failure ends the turn)."""
-    run.prepared = await prepare_turn(run.surface, run.request, run.ctx)
+    run.prepared = await prepare_turn(run.surface, run.request, await run.context())
     return await body()
 
 

@@ -13,7 +13,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
+
+
+def no_secrets() -> Mapping[str, str]:
+    """``ctx.secrets`` of a context the platform did not fill: empty, and read-only like
+    the platform's (a ``MappingProxyType`` of the declared names it resolved)."""
+    return MappingProxyType({})
 
 
 class KV(Protocol):
@@ -204,7 +211,8 @@ class ToolContext:
     artifacts: Artifacts | None = None
     workspace: Path | None = None
     state_root: Path | None = None
-    secrets: dict[str, str] = field(default_factory=dict)
+    # The secrets the agent declared (define_agent(secrets=[...])), read-only, looked up for this call.
+    secrets: Mapping[str, str] = field(default_factory=no_secrets)
     signal: Signal = field(default_factory=Signal)
     call_id: str = ""
     channel: ChannelInfo | None = None
@@ -222,6 +230,7 @@ class HookContext:
     host: Host | None = None
     artifacts: Artifacts | None = None
     extension: ExtensionContext | None = None
+    secrets: Mapping[str, str] = field(default_factory=no_secrets)
 
 
 @dataclass
@@ -296,7 +305,7 @@ class ChannelContext:
     agent: str
     channel: str
     host: Host | None = None
-    secrets: dict[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=no_secrets)
     send: SendMessage = _not_served
     request: ChannelRequest | None = None
     extension: ExtensionContext | None = None
@@ -310,6 +319,7 @@ class ResultContext:
     text: str
     host: Host | None = None
     artifacts: Artifacts | None = None
+    secrets: Mapping[str, str] = field(default_factory=no_secrets)
 
 
 @dataclass
@@ -325,3 +335,4 @@ class ScheduleArgs:
     host: Host | None = None
     send: Callable[..., Awaitable[dict[str, str]]] = _not_served
     extension: ExtensionContext | None = None
+    secrets: Mapping[str, str] = field(default_factory=no_secrets)

@@ -21,6 +21,20 @@ from agents.sdk._fs import FileSystemSpec
 
 Handler = Callable[..., Any]
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
+# A secret's name is an environment variable's (``AGENTS_DIR`` agents fall back to one of
+# that name), so ``${NAME}`` in an MCP connection and ``NAME_FILE`` both work with it.
+SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def secret_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a secret, or None when it can."""
+    if not isinstance(name, str) or SECRET_NAME.fullmatch(name) is None:
+        shown = repr(name)[:60] if isinstance(name, str) else type(name).__name__
+        return (
+            f"secret name {shown} must be letters, digits and '_', not starting with a digit, "
+            "at most 128 characters (like an environment variable: SLACK_BOT_TOKEN)"
+        )
+    return None
 
 
 def _require_callable(value: Any, what: str) -> None:
@@ -101,7 +115,8 @@ def define_agent(
         max_running_turns: cap on turns running at once across sessions; more wait as ``turn.queued``.
         root: a FileSystem (or a factory of the session) from which the file tools are made.
         tools: allow-list of the synthesized file tools (``Read``, ``Grep``, ...).
-        secrets: names of the secrets the agent's code may read.
+        secrets: names of the secrets the agent's code may read as ``ctx.secrets["NAME"]``
+            (only these: a read-only mapping, looked up again for each call).
         webhooks: ``[{"url", "events": [...], "secret"?}]``: each session event of those
             types (or ``"*"``) is POSTed to ``url`` as JSON, signed with the named secret.
         retention_days: days an ended session is kept before the retention task deletes it
@@ -110,7 +125,8 @@ def define_agent(
 
     Raises:
         DefinitionError: for a model id without a provider, a non-positive turn cap, a
-            malformed webhook entry, or a ``retention_days`` that is not a whole number >= 0.
+            malformed webhook entry, a ``secrets`` entry that is not a secret name, or a
+            ``retention_days`` that is not a whole number >= 0.
     """
     if model is not None and model != "test" and ":" not in model:
         raise DefinitionError(f"model {model!r} must be 'provider:name' (e.g. 'openai:gpt-4.1') or 'test'")
@@ -118,6 +134,11 @@ def define_agent(
         raise DefinitionError(f"max_running_turns must be at least 1, not {max_running_turns!r}")
     if root is not None and not isinstance(root, FileSystemSpec) and not callable(root):
         raise DefinitionError(f"root must be a FileSystem (temp_fs(), union_fs(...), ...) or a factory, not {root!r}")
+    if isinstance(secrets, str) or not isinstance(secrets, Sequence):
+        raise DefinitionError(f"secrets must be a list of secret names (e.g. ['SLACK_BOT_TOKEN']), not {secrets!r}")
+    for name in secrets:
+        if problem := secret_name_problem(name):
+            raise DefinitionError(problem)
     if isinstance(webhooks, Mapping | str) or not isinstance(webhooks, Sequence):
         raise DefinitionError(f"webhooks must be a list of dicts, not {webhooks!r}")
     if retention_days is not None and (

@@ -29,11 +29,11 @@ from django.db import IntegrityError, transaction
 
 from agent_platform.conf import platform_settings
 from agents import sdk
+from agents.secrets import resolve
 from sessions_app import authored_channels
 from sessions_app.authored_channels import ChannelAnswer, ChannelError, ChannelSender
 from sessions_app.logs import agent_log_tags
 from sessions_app.models import Admission, InboundDelivery, SessionMode
-from sessions_app.secrets import resolve_secret
 from sessions_app.triggers.github_progress import push_wake
 from sessions_app.triggers.packs import PackCall
 from sessions_app.triggers.principals import service_principal
@@ -105,7 +105,7 @@ def verify_signature(call: PackCall, secret_name: str | None, given: str, body: 
     """
     if not secret_name:
         return
-    secret = resolve_secret(call.agent, secret_name)
+    secret = resolve(secret_name, agent=call.agent)
     if secret is None:
         logger.error(
             "github pack of %s: the secret %s is not set; deliveries are refused", call.agent.slug, secret_name

@@ -4,7 +4,7 @@ One small client over the platform's guarded HTTP client (``agents.runtime.outbo
 rather than an SDK such as githubkit: every call to ``api_url`` must go through the
 outbound policy (SSRF guard, ``PLATFORM['OUTBOUND_ALLOW']``), and the pack needs a handful
 of endpoints (comments, reactions, check runs), not a second HTTP stack. The token is
-resolved by name on each call (``sessions_app.secrets``), so it is never stored.
+resolved by name on each call (``agents.secrets``), so it is never stored.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import httpx2
 from agents.config import outbound_policy
 from agents.models import Agent
 from agents.runtime.outbound import guarded_client
-from sessions_app.secrets import resolve_secret
+from agents.secrets import aresolve
 
 API_VERSION = "2022-11-28"
 # A call runs on a worker between two events of the session: a slow GitHub must not hold it long.
@@ -63,14 +63,14 @@ class GitHubClient:
     def bot_name(self) -> str:
         return str(self.options["bot_name"])
 
-    def _headers(self) -> dict[str, str]:
+    async def _headers(self) -> dict[str, str]:
         headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
             "User-Agent": f"agent-platform/{self.bot_name}",
         }
         name = self.options.get("token")
-        token = resolve_secret(self.agent, name) if name else None
+        token = await aresolve(name, agent=self.agent) if name else None
         if token:
             headers["Authorization"] = f"Bearer {token}"
         return headers
@@ -85,7 +85,7 @@ class GitHubClient:
         """
         url = self.api_url + (path if path.startswith("/") else f"/{path}")
         async with guarded_client(outbound_policy(), timeout=TIMEOUT_SECONDS) as client:
-            response = await client.request(method.upper(), url, json=json, headers=self._headers())
+            response = await client.request(method.upper(), url, json=json, headers=await self._headers())
         if response.status_code >= 400:
             raise GitHubError(response.status_code, _error_message(response))
         return response.json() if response.content else None

@@ -44,6 +44,7 @@ from agents.discovery import AgentSurface, extension_context
 from agents.models import Agent, AgentSource
 from agents.registry import agent_folders, get_agent, served_row, surface_for
 from agents.sdk._context import ScheduleArgs
+from agents.secrets import declared_secrets
 from sessions_app import services
 from sessions_app.authored_channels import ChannelSender, run_to_completion
 from sessions_app.host import host_for_agent
@@ -325,6 +326,7 @@ def _run(agent: Agent, surface: AgentSurface, schedule_id: str, schedule: sdk.Sc
         host=host_for_agent(principal.tenant_id, agent),
         send=send,
         extension=extension_context(surface.extensions, surface.schedules[schedule_id].extension),
+        secrets=declared_secrets(agent, surface.config.secrets),
     )
     assert schedule.handler is not None
     try:

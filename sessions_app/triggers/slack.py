@@ -28,10 +28,10 @@ from agent_platform.conf import platform_settings
 from agent_platform.models import Principal
 from agents import sdk
 from agents.models import Agent
+from agents.secrets import resolve
 from sessions_app import services
 from sessions_app.authored_channels import ChannelAnswer, ChannelError, ChannelSender
 from sessions_app.models import Admission, InboundDelivery, Session, SessionMode
-from sessions_app.secrets import resolve_secret
 from sessions_app.triggers.packs import PackCall
 from sessions_app.triggers.principals import service_principal
 
@@ -56,7 +56,7 @@ def verify(agent: Agent, options: Any, body: bytes, headers: dict[str, str]) -> 
             which is logged: no delivery can pass then).
     """
     name = str(options["signing_secret"])
-    secret = resolve_secret(agent, name)
+    secret = resolve(name, agent=agent)
     if secret is None:
         logger.error(
             "Slack pack of agent %r: the signing secret %s is not set; every delivery is refused",

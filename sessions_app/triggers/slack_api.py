@@ -20,7 +20,7 @@ from agents.config import outbound_policy
 from agents.discovery import AgentSurface
 from agents.models import Agent
 from agents.runtime.outbound import OutboundRefused, guarded_client
-from sessions_app.secrets import resolve_secret
+from agents.secrets import aresolve
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class SlackClient:
         Raises:
             SlackCallFailed: an HTTP error, no JSON, ``ok: false`` or no bot token set.
         """
-        token = resolve_secret(self.agent, self.bot_token)
+        token = await aresolve(self.bot_token, agent=self.agent)
         if token is None:
             raise SlackCallFailed(method, f"the bot token secret {self.bot_token} is not set")
         try:

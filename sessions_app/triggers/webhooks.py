@@ -57,6 +57,7 @@ from agent_platform.conf import platform_settings
 from agents.config import outbound_policy
 from agents.discovery import AgentSurface
 from agents.runtime.outbound import OutboundRefused, guarded_client
+from agents.secrets import resolve
 from sessions_app.models import (
     Event,
     Session,
@@ -65,7 +66,6 @@ from sessions_app.models import (
     WebhookSubscription,
 )
 from sessions_app.queues import TaskName, send
-from sessions_app.secrets import resolve_secret
 
 logger = logging.getLogger(__name__)
 
@@ -286,7 +286,7 @@ def _attempt(delivery: WebhookDelivery) -> int:
     body = encode(delivery.payload)
     headers = {"Content-Type": "application/json", DELIVERY_HEADER: delivery.pk, "User-Agent": "agent-platform"}
     if delivery.secret_name:
-        secret = resolve_secret(delivery.session.agent, delivery.secret_name)
+        secret = resolve(delivery.secret_name, agent=delivery.session.agent)
         if secret is None:
             # Never send unsigned what should be signed: wait for the secret to be set.
             raise AttemptFailed(f"the secret {delivery.secret_name!r} is not set")

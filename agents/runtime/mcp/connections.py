@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,9 @@ LIST_TIMEOUT = 30.0  # starting a server and listing its tools
 _SECRET = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # what every provider accepts as a tool name
 
-SecretResolver = Callable[[str], str | None]
+# A secret's value by name, or None when it is not set; the platform's looks it up on a
+# database thread (agents.secrets.aresolve), so it may be async.
+SecretResolver = Callable[[str], str | Awaitable[str | None] | None]
 
 
 class McpCallError(RuntimeError):
@@ -189,13 +192,30 @@ class McpConnections:
             raise UnknownConnection(f"no MCP connection {name!r}; the agent has: {', '.join(known) or 'none'}")
         return entry
 
-    def _spec(self, name: str, connection: sdk.McpConnection) -> ServerSpec:
-        """The server to connect to, secrets filled in.
+    async def _spec(self, name: str, connection: sdk.McpConnection) -> ServerSpec:
+        """The server to connect to, secrets filled in (looked up now, on every connect).
 
         Raises:
             _MissingSecret: a ``${NAME}`` that resolves to nothing.
         """
-        fill = self._fill
+        texts = [
+            connection.command or "",
+            *connection.args,
+            *connection.env.values(),
+            connection.url or "",
+            *connection.headers.values(),
+        ]
+        values: dict[str, str] = {}
+        for secret in dict.fromkeys(match.group(1) for text in texts for match in _SECRET.finditer(text)):
+            found = self.secret(secret)
+            found = await found if inspect.isawaitable(found) else found
+            if found is None:
+                raise _MissingSecret(f"the secret {secret!r} is not set")
+            values[secret] = found
+
+        def fill(text: str) -> str:
+            return _SECRET.sub(lambda match: values[match.group(1)], text)
+
         return ServerSpec(
             name=name,
             command=fill(connection.command) if connection.command else None,
@@ -207,24 +227,15 @@ class McpConnections:
             policy=self.policy,
         )
 
-    def _fill(self, text: str) -> str:
-        def value(match: re.Match[str]) -> str:
-            found = self.secret(match.group(1))
-            if found is None:
-                raise _MissingSecret(f"the secret {match.group(1)!r} is not set")
-            return found
-
-        return _SECRET.sub(value, text)
-
     async def _tools(self, name: str, connection: sdk.McpConnection) -> list[Tool]:
-        return await self.pool.list_tools(self._spec(name, connection), min(_timeout(connection), LIST_TIMEOUT))
+        return await self.pool.list_tools(await self._spec(name, connection), min(_timeout(connection), LIST_TIMEOUT))
 
     async def _call(self, name: str, connection: sdk.McpConnection, tool: str, arguments: dict[str, Any]) -> CallResult:
         if connection.tools is not None and tool not in connection.tools:
             return error(f"{tool!r} is not among the tools of connection {name!r}: {', '.join(connection.tools)}")
         timeout = _timeout(connection)
         try:
-            result = await self.pool.call_tool(self._spec(name, connection), tool, arguments, timeout)
+            result = await self.pool.call_tool(await self._spec(name, connection), tool, arguments, timeout)
         except (McpUnavailable, _MissingSecret) as failure:
             return error(f"MCP connection {name!r}: {failure}")
         return CallResult(result_output(result), is_error=result.is_error)
