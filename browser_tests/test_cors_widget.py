@@ -19,8 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from agent_platform.tests.factories import issue_token
-from agents.models import AgentSource
-from sessions_app.tests.factories import AgentFactory
+from agents.tests.deploying import deployed_agent
 
 PAGE = b"<!doctype html><title>Shop</title><p>The shop's help widget</p>"
 
@@ -51,9 +50,7 @@ def widget_agent(alice, browser_agents_dir, shop) -> str:
     """alice's tenant's own copy of the support agent, its tenant allowing the shop's origin."""
     alice.tenant.cors_origins = [shop]
     alice.tenant.save()
-    AgentFactory(
-        slug="acme-help", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=str(browser_agents_dir / "support")
-    )
+    deployed_agent(alice.tenant, "acme-help", browser_agents_dir / "support")
     return "acme-help"
 
 

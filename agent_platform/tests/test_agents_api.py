@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.models import AgentSource
+from agents.tests.deploying import TREES, deployed_agent
 from sessions_app.tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +62,7 @@ def test_a_missing_provider_key_is_a_warning(alice, client_for, settings):
 
 
 def test_another_tenants_agent_is_404_and_an_unknown_one_too(alice, mallory, client_for):
-    AgentFactory(slug="acme-private", tenant=alice.tenant, source=AgentSource.DEPLOYMENT)
+    deployed_agent(alice.tenant, "acme-private", TREES / "v1")
     assert client_for(alice).get("/api/v1/agents/acme-private").status_code == 200
     refused = client_for(mallory).get("/api/v1/agents/acme-private")
     unknown = client_for(mallory).get("/api/v1/agents/acme-privatf")

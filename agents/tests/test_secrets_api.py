@@ -19,9 +19,10 @@ from rest_framework.test import APIClient
 
 from agent_platform.models import Principal
 from agent_platform.tests.factories import PrincipalFactory, TenantFactory, admin_url, staff_user_for
-from agents.models import Agent, AgentSecret, AgentSource
+from agents.models import Agent, AgentSecret
 from agents.registry import get_agent
 from agents.secrets import resolve
+from agents.tests.deploying import deployed_agent
 
 pytestmark = pytest.mark.django_db
 
@@ -50,9 +51,7 @@ def ops(db) -> Principal:
 @pytest.fixture
 def acme_vault(served, alice) -> Agent:
     """A private agent of alice's tenant (the vault tree, as a deployment would serve it)."""
-    return Agent.objects.create(
-        slug="vault-acme", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=str(served / "vault")
-    )
+    return deployed_agent(alice.tenant, "vault-acme", served / "vault")
 
 
 def url(slug: str, name: str | None = None) -> str:
@@ -211,9 +210,7 @@ def test_the_github_pack_verifies_deliveries_with_the_stored_secret_by_name(ops,
 def test_the_admin_form_is_write_only_and_its_history_names_no_value(alice, mallory, acme_vault, served):
     staff = Client()
     staff.force_login(staff_user_for(alice))
-    other = Agent.objects.create(
-        slug="vault-umbrella", tenant=mallory.tenant, source=AgentSource.DEPLOYMENT, path=acme_vault.path
-    )
+    other = deployed_agent(mallory.tenant, "vault-umbrella", served / "vault")
     add = "/admin/agents/agentsecret/add/"
 
     form = staff.get(add).content.decode()

@@ -11,9 +11,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from agent_platform.tests.factories import issue_token
-from agents.models import AgentSource
 from agents.sdk import DefinitionError, define_channel
-from sessions_app.tests.factories import AgentFactory
+from agents.tests.deploying import deployed_agent
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +78,7 @@ def test_routes_no_channel_opens_get_no_cors_headers(path):
 def test_a_tenants_origins_open_its_own_agents_channels_only(alice):
     alice.tenant.cors_origins = ["https://acme.example"]
     alice.tenant.save()
-    AgentFactory(slug="acme-help", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=str(EXAMPLES / "support"))
+    deployed_agent(alice.tenant, "acme-help", EXAMPLES / "support")
     assert preflight("/acme-help/v1/channels/web/ask", "https://acme.example")["Access-Control-Allow-Origin"] == (
         "https://acme.example"
     )
