@@ -52,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
     "TRIGGER_RECORDS_DAYS": 30,
     "WORKSPACE_IDLE_HOURS": 24,
     "RETENTION_BATCH_ROWS": 5000,
+    "SANDBOX": "untrusted",
 }
 
 

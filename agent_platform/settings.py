@@ -283,6 +283,15 @@ def _otel_signal_url(signal: str) -> str:
     return own or (f"{base}/v1/{signal}" if base else "")
 
 
+def _sandbox_mode() -> str:
+    mode = env_str("PLATFORM_SANDBOX", "untrusted")
+    if mode not in ("untrusted", "always", "off"):
+        raise ImproperlyConfigured(f"PLATFORM_SANDBOX={mode!r}: use untrusted, always or off.")
+    if mode == "off" and not PLATFORM_DEV:
+        raise ImproperlyConfigured("PLATFORM_SANDBOX=off would run tenant code with the credentials: dev mode only.")
+    return mode
+
+
 # --- The platform's own knobs (read through agent_platform.conf.platform_settings) ---
 
 # How long a turn may run (seconds), and how many turns one worker process runs at once.
@@ -367,6 +376,9 @@ PLATFORM = {
     "OTEL_TRACES_ENDPOINT": _otel_signal_url("traces"),
     "OTEL_METRICS_ENDPOINT": _otel_signal_url("metrics"),
     "OTEL_SERVICE_NAME": env_str("OTEL_SERVICE_NAME"),
+    # Which agents' trees run in the bubblewrap sandbox (docs/security.md): "untrusted"
+    # (tenant deployments), "always" (AGENTS_DIR too) or "off" (dev mode only).
+    "SANDBOX": _sandbox_mode(),
 }
 
 
