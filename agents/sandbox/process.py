@@ -184,6 +184,7 @@ class RunnerProcess:
         self._cancel_by: float | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.cgroup: Path | None = None
+        self._drain: threading.Thread | None = None
         self.sock: socket.socket | None = None
         self.dead = False
         self.retired = False  # cancelled: never reused
@@ -228,15 +229,17 @@ class RunnerProcess:
         finally:
             theirs.close()
         self.sock = ours
-        threading.Thread(target=self._drain_stderr, name="sandbox-stderr", daemon=True).start()
+        self._drain = threading.Thread(target=self._drain_stderr, name="sandbox-stderr", daemon=True)
+        self._drain.start()
         self._receive_until("ready", None, time.monotonic() + START_SECONDS, None)
 
     def _drain_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
-        for line in self.process.stderr:
-            text = line.decode(errors="replace").rstrip()
-            if text:
-                logger.warning("sandbox: %s", text[:2000], extra=dict(self.tags))
+        with self.process.stderr as stderr:  # closed at EOF: the runner is gone
+            for line in stderr:
+                text = line.decode(errors="replace").rstrip()
+                if text:
+                    logger.warning("sandbox: %s", text[:2000], extra=dict(self.tags))
 
     def kill(self) -> None:
         self.dead = True
@@ -245,6 +248,8 @@ class RunnerProcess:
             self.process.wait()
         if self.sock is not None:
             self.sock.close()
+        if self._drain is not None:
+            self._drain.join(timeout=1)
         _remove_cgroup(self.cgroup)
         self.cgroup = None
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import dataclasses
 import inspect
 import keyword
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -261,10 +262,12 @@ def _flags(args: Sequence[Any]) -> tuple[dict[str, Any], Any]:
 
 
 class _HostBridge:
-    """Answers the runner's host calls for one call, through that call's context."""
+    """Answers the runner's host calls for one call, through that call's context; on the
+    caller's event loop (and in its context variables) when it has one."""
 
     def __init__(self, ctx: Any, loop: asyncio.AbstractEventLoop | None) -> None:
         self.ctx, self.loop = ctx, loop
+        self.context = contextvars.copy_context()
 
     def target(self, method: str) -> Callable[..., Any]:
         if method == "send":
@@ -290,7 +293,7 @@ class _HostBridge:
             args, kwargs = decode(frame["args"]), {str(k): decode(v) for k, v in frame["kwargs"].items()}
             value = self.target(frame["method"])(*args, **kwargs)
             if inspect.isawaitable(value):
-                value = _wait(value, self.loop)
+                value = _wait(value, self.loop, self.context)
             return protocol.message("host_result", id=frame["id"], ok=True, value=protocol.encode(value))
         except Exception as failure:  # noqa: BLE001  the host's refusal is the authored code's to see
             return protocol.message("host_result", id=frame["id"], ok=False, error=protocol.error_info(failure))
@@ -300,15 +303,28 @@ def _no_paths(text: str) -> Path:
     raise protocol.ProtocolError("a host call takes no paths")
 
 
-def _wait(awaitable: Awaitable[Any], loop: asyncio.AbstractEventLoop | None) -> Any:
+def _wait(awaitable: Awaitable[Any], loop: asyncio.AbstractEventLoop | None, context: contextvars.Context) -> Any:
     async def run() -> Any:
         return await awaitable
 
-    coroutine: Coroutine[Any, Any, Any] = run()
-    if loop is not None:
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as once:
-        return once.submit(asyncio.run, coroutine).result()
+    if loop is None:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as once:
+            return once.submit(context.run, asyncio.run, run()).result()
+    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def finished(task: asyncio.Task[Any]) -> None:
+        if task.cancelled():
+            done.cancel()
+        elif task.exception() is not None:
+            done.set_exception(task.exception())
+        else:
+            done.set_result(task.result())
+
+    def start() -> None:  # a task made here runs in the caller's context variables
+        asyncio.ensure_future(run()).add_done_callback(finished)
+
+    loop.call_soon_threadsafe(start, context=context)
+    return done.result()
 
 
 def _outcome(frame: dict[str, Any], args: Sequence[Any]) -> Any:
@@ -336,7 +352,9 @@ def _proxy(pool: RevisionPool, obj: dict[str, Any]) -> Callable[..., Any]:
         flags, ctx = _flags(args)
         encoded = [_encode_arg(a, pool.secret_values) for a in args]
         workspace = getattr(ctx, "workspace", None) if isinstance(ctx, sdk.ToolContext) else None
-        return encoded, flags, Path(workspace) if workspace is not None else None, ctx
+        # A workspace not made yet (instructions rendered before the turn prepares it) is not mounted.
+        mounted = Path(workspace) if workspace is not None and Path(workspace).is_dir() else None
+        return encoded, flags, mounted, ctx
 
     def wall() -> float:
         if kind == "tool":
