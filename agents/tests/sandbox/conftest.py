@@ -4,7 +4,8 @@ so that it can move to the revision store without touching the tests."""
 
 from __future__ import annotations
 
-import itertools
+import hashlib
+import json
 from collections.abc import Callable
 
 import pytest
@@ -13,18 +14,20 @@ from agents.models import Agent, AgentSource
 from agents.sandbox import bwrap_path
 from agents.tests.trees import write_tree
 
-_numbers = itertools.count()
-
 
 @pytest.fixture
 def deployed(live_agents_dir) -> Callable[..., str]:
-    """``deployed(principal, files)`` -> the slug of a new deployment of ``files`` by the principal's tenant."""
+    """``deployed(principal, files)`` -> the slug of a deployment of ``files`` by the principal's
+    tenant. The same files keep their folder (and slug) from test to test, so the processes
+    that discovered them once (the live worker's sandbox runners) serve them again."""
     if bwrap_path() is None:
         pytest.skip("the sandbox needs bubblewrap (apt-get install bubblewrap)")
 
     def make(principal, files: dict[str, str]) -> str:
-        slug = f"deployed-{next(_numbers)}"
-        folder = write_tree(live_agents_dir / slug, files)
+        slug = "deployed-" + hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:12]
+        folder = live_agents_dir / slug
+        if not folder.is_dir():
+            write_tree(folder, files)
         Agent.objects.create(slug=slug, tenant=principal.tenant, source=AgentSource.DEPLOYMENT, path=str(folder))
         return slug
 

@@ -6,11 +6,13 @@ the runner, and the platform keeps serving."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from agents.tests.sandbox.trees import ATTACKER, MISBEHAVING
+from sessions_app.models import KVEntry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -74,6 +76,11 @@ def test_a_sandboxed_tool_uses_kv_files_and_artifacts_through_the_host(live, ali
     assert [item["id"] for item in listed["artifacts"]] == [output["artifact"]]
     # The host's tenant checks apply on the platform's side: another tenant sees nothing.
     assert client_for(mallory).get(f"/{slug}/v1/artifacts", {"sessionId": session}).status_code == 404
+    # The tree's hook ran in the sandbox too, and wrote through its own host.
+    deadline = time.monotonic() + 20
+    while not KVEntry.objects.filter(key=f"hooked:{session}", value="turn.completed").exists():
+        assert time.monotonic() < deadline, "the sandboxed hook did not run"
+        time.sleep(0.05)
 
 
 def test_a_crash_a_memory_hog_and_a_hang_each_end_their_call_and_the_next_call_works(live, alice, deployed):

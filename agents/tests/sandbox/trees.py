@@ -125,6 +125,16 @@ MISBEHAVING = {
                 "artifact": artifact,
             }
     ''',
+    "agent/hooks/audit.py": """
+        from agents.sdk import define_hook
+
+
+        async def completed(event, ctx):
+            await ctx.host.kv.put(f"hooked:{ctx.session.id}", event["type"])
+
+
+        hook = define_hook(events={"turn.completed": completed})
+    """,
     "agent/tools/crash.py": '''
         import os
         import signal
@@ -168,4 +178,20 @@ MISBEHAVING = {
             """Answers."""
             return word
     ''',
+}
+
+SECRETIVE = {
+    "agent/agent.py": 'from agents.sdk import define_agent\n\nagent = define_agent(secrets=["API_TOKEN"])\n',
+    "agent/instructions.md": "You hold a token.",
+    "agent/tools/token.py": """
+        import os
+
+        from agents.sdk import tool
+
+
+        @tool
+        def token(ctx) -> dict:
+            \"\"\"What the runner was given.\"\"\"
+            return {"environ": dict(os.environ), "secrets": ctx.secrets}
+    """,
 }
