@@ -58,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "DEPLOY_MAX_UNPACKED_BYTES": 100 * 1024 * 1024,
     "DEPLOY_VALIDATE_SECONDS": 60,
     "SECRETS_KEYS": (),
+    "SANDBOX": "untrusted",
 }
 
 

@@ -302,6 +302,15 @@ def _otel_signal_url(signal: str) -> str:
     return own or (f"{base}/v1/{signal}" if base else "")
 
 
+def _sandbox_mode() -> str:
+    mode = env_str("PLATFORM_SANDBOX", "untrusted")
+    if mode not in ("untrusted", "always", "off"):
+        raise ImproperlyConfigured(f"PLATFORM_SANDBOX={mode!r}: use untrusted, always or off.")
+    if mode == "off" and not PLATFORM_DEV:
+        raise ImproperlyConfigured("PLATFORM_SANDBOX=off would run tenant code with the credentials: dev mode only.")
+    return mode
+
+
 # --- The platform's own knobs (read through agent_platform.conf.platform_settings) ---
 
 # How long a turn may run (seconds), and how many turns one worker process runs at once.
@@ -400,6 +409,9 @@ PLATFORM = {
     # every one decrypts (rotation); a key derived from SECRET_KEY always decrypts too, and
     # encrypts when none is set.
     "SECRETS_KEYS": env_fernet_keys("PLATFORM_SECRETS_KEY"),
+    # Which agents' trees run in the bubblewrap sandbox (docs/security.md): "untrusted"
+    # (tenant deployments), "always" (AGENTS_DIR too) or "off" (dev mode only).
+    "SANDBOX": _sandbox_mode(),
 }
 
 

@@ -35,6 +35,7 @@ from agents import archives
 from agents.archives import ArchiveRefused, Limits
 from agents.discovery.diagnostics import IMPORT_FAILED, Severity
 from agents.models import Agent, AgentSource, Revision, RevisionStatus, agents_dir, slug_problem
+from agents.sandbox import validate_in_sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -188,9 +189,13 @@ def _ensure(folder: Path) -> Path:
 def validate_revision(folder: Path, slug: str) -> list[dict[str, str]]:
     """``agent validate``'s diagnostics of the tree in ``folder`` (as ``Diagnostic.as_dict``).
 
-    The tree is tenant code: it is discovered in a child process with an empty
-    environment, isolated Python (``-I``) and a time limit, never imported here.
+    The tree is tenant code, never imported here: it is discovered in the sandbox
+    (``agents.sandbox``), like the runner that will serve it; with ``PLATFORM["SANDBOX"]
+    = "off"`` (dev mode only) in a child process with an empty environment, isolated
+    Python (``-I``) and a time limit.
     """
+    if platform_settings.SANDBOX != "off":
+        return validate_in_sandbox(folder, slug)
     allow = json.dumps(list(platform_settings.OUTBOUND_ALLOW))
     seconds = platform_settings.DEPLOY_VALIDATE_SECONDS
     command = [sys.executable, "-I", str(VALIDATE_CHILD), str(PROJECT_ROOT), str(folder), slug, allow]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 
 from agent_platform.conf import platform_settings
@@ -25,6 +26,8 @@ from agents.discovery import AgentSurface, TreeLoader, discover, tree_fingerprin
 from agents.models import RESERVED_SEGMENTS as RESERVED_SEGMENTS  # the slug rules live with the model
 from agents.models import Agent, AgentSource, Revision, agents_dir, path_problem
 from agents.models import is_valid_slug as is_valid_slug
+from agents.sandbox import SandboxLoader, sandboxed_surface
+from agents.secrets import resolve_many
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +120,34 @@ def served_agents(tenant: Tenant | None) -> list[Agent]:
 class _Discovered:
     fingerprint: tuple[int, int, int]
     surface: AgentSurface
-    loader: TreeLoader
+    loader: TreeLoader | SandboxLoader
+
+
+def is_sandboxed(agent: Agent) -> bool:
+    """Whether the agent's tree is imported and run in the sandbox (``agents.sandbox``), not
+    in this process: a tenant's deployment (untrusted), or every agent with
+    ``PLATFORM["SANDBOX"] = "always"``; none with ``"off"`` (dev mode only)."""
+    mode = platform_settings.SANDBOX
+    if mode not in ("untrusted", "always", "off") or (mode == "off" and not platform_settings.DEV):
+        raise ImproperlyConfigured(f'PLATFORM["SANDBOX"] = {mode!r}: use "untrusted", "always" or, in dev mode, "off"')
+    if mode == "always":
+        return True
+    if mode == "off":
+        return False
+    return agent.source == AgentSource.DEPLOYMENT
+
+
+def _discover(agent: Agent, folder: Path) -> tuple[AgentSurface, TreeLoader | SandboxLoader]:
+    policy = outbound_policy()
+    if not is_sandboxed(agent):
+        return discover(folder, agent.slug, outbound=policy)
+    return sandboxed_surface(
+        folder,
+        agent.slug,
+        outbound=policy.allow,
+        secrets=lambda names: resolve_many(names, agent=agent),  # looked up at each runner start and call
+        tags={"agent_slug": agent.slug, "tenant_id": agent.tenant_id},
+    )
 
 
 # By folder for shared agents, by "revision:<id>" for deployed ones.
@@ -149,7 +179,7 @@ def surface_for(agent: Agent, revision_id: str | None = None) -> AgentSurface:
         fingerprint = tree_fingerprint(folder)
         if cached is not None and cached.fingerprint == fingerprint:
             return cached.surface
-        surface, loader = discover(folder, agent.slug, outbound=outbound_policy())
+        surface, loader = _discover(agent, folder)
         if cached is not None:
             cached.loader.unload()
         _surfaces[agent.path] = _Discovered(fingerprint, surface, loader)
@@ -178,7 +208,7 @@ def _revision_surface(agent: Agent, revision_id: str | None) -> AgentSurface:
         cached = _surfaces.get(key)
         if cached is not None:
             return cached.surface
-        surface, loader = discover(folder, agent.slug, outbound=outbound_policy())
+        surface, loader = _discover(agent, folder)
         _surfaces[key] = _Discovered((0, 0, 0), surface, loader)
     _log_diagnostics(agent, surface)
     return surface

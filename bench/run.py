@@ -117,6 +117,9 @@ class Sizes:
     ab_sessions: int = 100
     # Issue 17: revisions of a 200-tool agent uploaded and activated one after the other.
     deploy_runs: int = 5
+    # Issue 17: tool calls in-process and in a warm sandbox runner; cold runner starts.
+    sandbox_calls: int = 500
+    sandbox_cold: int = 5
 
 
 QUICK = Sizes(
@@ -141,6 +144,8 @@ QUICK = Sizes(
     mcp_turns=100,
     ab_sessions=30,
     deploy_runs=3,
+    sandbox_calls=100,
+    sandbox_cold=2,
 )
 
 
@@ -599,6 +604,29 @@ def bench_mcp_calls(sizes: Sizes) -> list[Row]:
     return rows
 
 
+# ---------------------------------------------------------------- the sandbox
+
+
+def bench_sandbox(sizes: Sizes) -> list[Row]:
+    """bench/sandbox.py: a tool call in-process, in a warm sandbox runner and in a cold one
+    (issue 17: a warm sandboxed call adds under 2 ms); no server needed."""
+    argv = [PYTHON, "bench/sandbox.py", "--calls", str(sizes.sandbox_calls), "--cold", str(sizes.sandbox_cold)]
+    done = subprocess.run(argv, cwd=ROOT, env=base_env(), capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"sandbox.py failed:\n{done.stdout}{done.stderr}")
+    lines = {line.split()[0]: line.split()[1:] for line in done.stdout.strip().splitlines()[1:]}
+    rows = []
+    for key, label in (
+        ("in_process", "tool call in-process"),
+        ("sandboxed_warm", "tool call in the sandbox, warm runner"),
+        ("sandboxed_cold", "tool call in the sandbox, cold runner (start + call)"),
+    ):
+        p50, p99 = (float(value) for value in lines[key])
+        rows += [Row(f"{label} p50", p50, "ms"), Row(f"{label} p99", p99, "ms")]
+    rows.append(Row("sandboxed tool-call overhead (warm) p50", float(lines["overhead_p50_ms"][0]), "ms", 2.0, "lower"))
+    return rows
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -625,6 +653,7 @@ BENCHMARKS = (
     "embedded",
     "validate",
     "mcp-client",
+    "sandbox",
 )
 
 
@@ -755,6 +784,8 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
             run.step("agent validate (200 tools)", lambda: bench_validate(work, sizes))
         if not only or "mcp-client" in only:
             run.step(f"MCP tool calls ({sizes.mcp_turns} turns per kind)", lambda: bench_mcp_calls(sizes))
+        if not only or "sandbox" in only:
+            run.step(f"sandboxed tool calls ({sizes.sandbox_calls} warm)", lambda: bench_sandbox(sizes))
     finally:
         processes.stop_all()
         tracing.close()

@@ -74,6 +74,10 @@ UNSIGNED_WEBHOOKS = _warning(
     41, 'Name the webhook secret: github_channel(secret="GITHUB_WEBHOOK_SECRET"), set on GitHub and the platform.'
 )
 RESERVED_CHANNEL = _error(42, "Rename the channel; the platform gives its own sessions this channel id.")
+SANDBOX_FAILED = _error(
+    50, "Run `agent validate` on the tree; if it is clean, the sandbox itself failed (see docs/security.md)."
+)
+SANDBOXED_STDIO_MCP = _warning(51, "Use an http MCP connection: a sandboxed agent's stdio commands are not started.")
 INVALID_SLUG = _warning(27, "Agent folder names match [A-Za-z0-9][A-Za-z0-9_-]* and are not reserved segments.")
 
 

@@ -468,7 +468,8 @@ class _Run:
         if tool.execution == "agent":
             if self.request.workspace is None:
                 return error(f"{tool.name} runs in the session workspace, and this run has none")
-            return await run_agent_tool(tool, arguments, entry.path, self.request.workspace)
+            if not getattr(tool.fn, "sandboxed", False):  # a sandboxed tree's runner runs in the workspace already
+                return await run_agent_tool(tool, arguments, entry.path, self.request.workspace)
         ctx = await self.context(call_id=call.call_id, extension=extension_context(self.extensions, entry.extension))
         with running_in(self.request.turn_id, call.call_id):  # ctx.host.otel.set_attributes: the tool's span
             return await run_server_tool(tool, arguments, ctx)
