@@ -24,14 +24,18 @@ def _production_auth(settings):
 
 @pytest.fixture(scope="session", autouse=True)
 def _revision_store(tmp_path_factory) -> Iterator[None]:
-    """Deployed revisions uploaded by tests are kept in a folder of the run, not in var/."""
+    """Deployed revisions uploaded by tests are kept in a folder of the run, not in var/;
+    the live workers and servers this run starts inherit it from the environment, so they
+    serve what a test uploaded."""
+    import json
+    import os
+
     from django.conf import settings
     from django.test import override_settings
 
-    store = {
-        "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": str(tmp_path_factory.mktemp("revision-store"))},
-    }
+    location = str(tmp_path_factory.mktemp("revision-store"))
+    os.environ["PLATFORM_DEPLOYMENT_STORAGE_OPTIONS"] = json.dumps({"location": location})
+    store = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": location}}
     with override_settings(STORAGES={**settings.STORAGES, "deployments": store}):
         yield
 

@@ -230,14 +230,14 @@ def _model_class(obj: dict[str, Any]) -> type[BaseModel]:
 # --- calls ---------------------------------------------------------------------------------
 
 
-def _encode_arg(value: Any, secrets: Callable[[], dict[str, str]]) -> Any:
+def _encode_arg(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return protocol.encode(value.model_dump(mode="json", by_alias=True))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = [f.name for f in dataclasses.fields(value) if f.init and f.name not in _LOCAL_FIELDS]
         fields = {name: getattr(value, name) for name in names}
-        if "secrets" in fields:
-            fields["secrets"] = secrets()
+        if "secrets" in fields:  # the declared ones, resolved by the platform for this call
+            fields["secrets"] = dict(fields["secrets"] or {})
         return {
             "$dc": f"{type(value).__module__}.{type(value).__qualname__}",
             "f": {name: protocol.encode(item) for name, item in fields.items()},
@@ -350,7 +350,7 @@ def _proxy(pool: RevisionPool, obj: dict[str, Any]) -> Callable[..., Any]:
 
     def prepare(args: Sequence[Any]) -> tuple[list[Any], dict[str, Any], Path | None, Any]:
         flags, ctx = _flags(args)
-        encoded = [_encode_arg(a, pool.secret_values) for a in args]
+        encoded = [_encode_arg(a) for a in args]
         workspace = getattr(ctx, "workspace", None) if isinstance(ctx, sdk.ToolContext) else None
         # A workspace not made yet (instructions rendered before the turn prepares it) is not mounted.
         mounted = Path(workspace) if workspace is not None and Path(workspace).is_dir() else None

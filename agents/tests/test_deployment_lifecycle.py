@@ -1,7 +1,7 @@
 """The deployment life cycle with turns on a real worker process: a session running on the
 old revision finishes on it while a new session uses the newly activated one, a replace
 keeps the agent's kv, and a roll back sends new sessions to the older revision again. The
-worker unpacks each revision from the revision store itself (its VAR_DIR is its own), and
+worker unpacks each revision from the revision store (the run's, shared) into its own VAR_DIR, and
 serves a newly activated one without a restart."""
 
 from __future__ import annotations
@@ -22,13 +22,6 @@ def test_running_sessions_finish_on_their_revision_and_new_ones_use_the_active(
     live, celery_worker_process, settings, tmp_path, alice, client_for
 ):
     settings.PLATFORM = {**settings.PLATFORM, "VAR_DIR": tmp_path / "var"}
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "deployments": {  # where the worker's revision store is by default: under its VAR_DIR
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(celery_worker_process.var_dir / "deployments")},
-        },
-    }
     staff_user_for(alice)
     admin = client_for(alice)
     assert admin.post("/api/v1/agents", {"slug": "revs"}, format="json").status_code == 201

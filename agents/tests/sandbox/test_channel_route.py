@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import Agent, AgentSource
 from agents.sandbox import bwrap_path
+from agents.tests.deploying import deployed_agent
 from agents.tests.trees import write_tree
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,9 +37,8 @@ DESK = {
 def test_a_sandboxed_route_starts_a_session_through_ctx_send(alice, client_for, settings, tmp_path):
     if bwrap_path() is None:
         pytest.skip("the sandbox needs bubblewrap")
-    settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": tmp_path}
     folder = write_tree(tmp_path / "desk", DESK)
-    Agent.objects.create(slug="desk", tenant=alice.tenant, source=AgentSource.DEPLOYMENT, path=str(folder))
+    deployed_agent(alice.tenant, "desk", folder)
     client = client_for(alice)
     info = client.get("/desk/v1/info").json()
     [route] = info["channels"][0]["routes"]

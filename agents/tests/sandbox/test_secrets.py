@@ -1,6 +1,6 @@
-"""The runner's environment and ``ctx.secrets`` hold the agent's declared secrets and
-nothing else, looked up through the resolver the platform gives (a secret changed after
-start counts at the next call)."""
+"""The runner's environment holds the agent's declared secrets and nothing else, looked up
+through the resolver the platform gives when the runner starts; ``ctx.secrets`` is what the
+platform resolved for the call (a secret changed after start counts at the next call)."""
 
 from __future__ import annotations
 
@@ -27,11 +27,14 @@ def test_only_the_declared_secrets_reach_the_runner_and_a_new_value_counts_at_th
 
     surface, loader = sandboxed_surface(write_tree(tmp_path / "secretive", SECRETIVE), "secretive", secrets=resolve)
     tool = surface.tools["token"].value
-    ctx = ToolContext(session=SessionInfo(id="ses_1", agent="secretive"))
+
+    def ctx() -> ToolContext:  # as the platform makes it for each call: the declared names, resolved now
+        return ToolContext(session=SessionInfo(id="ses_1", agent="secretive"), secrets=resolve(["API_TOKEN"]))
+
     try:
-        first = asyncio.run(run_server_tool(tool, {}, ctx)).output
+        first = asyncio.run(run_server_tool(tool, {}, ctx())).output
         store["API_TOKEN"] = "second"
-        second = asyncio.run(run_server_tool(tool, {}, ctx)).output
+        second = asyncio.run(run_server_tool(tool, {}, ctx())).output
     finally:
         loader.unload()
     assert first == {"environ": {"API_TOKEN": "first"}, "secrets": {"API_TOKEN": "first"}}
