@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from agent_platform.api import views
+from agent_platform.api import tenant_views, views
 
 urlpatterns = [
     path("schema", SpectacularAPIView.as_view(permission_classes=[]), name="openapi-schema"),
@@ -9,4 +9,5 @@ urlpatterns = [
     path("v1/tokens", views.TokenListView.as_view(), name="token-list"),
     path("v1/tokens/<str:prefix>", views.TokenDetailView.as_view(), name="token-detail"),
     path("v1/agents", views.AgentListView.as_view(), name="agent-list"),
+    path("v1/tenants/<str:tenant_slug>", tenant_views.TenantQuotasView.as_view(), name="tenant-quotas"),
 ]

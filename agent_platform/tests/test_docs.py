@@ -40,6 +40,7 @@ PARAMETER_SPELLING = {
     "reminder_id": ":id",
     "schedule_id": ":id",
     "run_id": ":runId",
+    "tenant_slug": "<tenant>",
 }
 METHODS = ("get", "post", "put", "patch", "delete")
 # Characters that continue a path: a documented path must not be the prefix of a longer one.

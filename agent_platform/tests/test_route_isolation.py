@@ -110,6 +110,7 @@ def _requests(operation: Operation, data: Seeded, slug: str) -> list[tuple[str, 
         "reminder_id": "rem_probe",
         "schedule_id": "probe",
         "run_id": data.eval_run_id,
+        "tenant_slug": data.session.tenant.slug,
     }
     url = operation.path.format(**params)
     if "sessionId" in operation.query_names:
@@ -148,6 +149,8 @@ def _is_dev_only(operation: Operation) -> bool:
 def _expected(operation: Operation, slug: str, data: Seeded, body: dict[str, Any] | None) -> set[int]:
     if slug == data.private_agent.slug or _is_dev_only(operation):
         return {404}  # another tenant's agent does not exist for the caller
+    if "{tenant_slug}" in operation.path:
+        return {403}  # a tenant's quotas are a superuser's to set
     if "{prefix}" in operation.path or "{run_id}" in operation.path:
         return {404}  # token prefixes and eval runs are looked up in the caller's own tenant
     if operation.path.endswith("/dev/evals/runs") and body is not None:

@@ -34,9 +34,12 @@ from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
+from agent_platform.auth import caller
 from agent_platform.body_limit import ASGIApp, Message, Receive, Scope, Send
+from sessions_app import stream_quota
 from sessions_app.api.base import NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.models import Event
+from sessions_app.stream_quota import StreamSlot
 from sessions_app.streams import SessionFollower, record_json
 
 logger = logging.getLogger(__name__)
@@ -63,10 +66,11 @@ def _lines(batch: list[Event]) -> bytes:
     return chunk
 
 
-async def ndjson_lines(session_id: str, start_index: int) -> AsyncIterator[bytes]:
+async def ndjson_lines(session_id: str, start_index: int, slot: StreamSlot) -> AsyncIterator[bytes]:
     """Each event from ``start_index`` on as one line of JSON, until the session ends;
-    the events of one read of the table go out in one chunk."""
-    async with SessionFollower(session_id, start_index) as follower:
+    the events of one read of the table go out in one chunk. ``slot`` is the stream's
+    place in its tenant's open-streams quota, given back when the stream ends."""
+    async with stream_quota.holding(slot), SessionFollower(session_id, start_index) as follower:
         async for batch in follower.batches():
             yield _lines(batch)  # not kept in a local: the generator holds no chunk while idle
 
@@ -81,6 +85,7 @@ class Handoff:
 
     session_id: str | None = None
     start_index: int = 0
+    slot: StreamSlot | None = None
 
 
 async def _nothing() -> AsyncIterator[bytes]:
@@ -94,14 +99,14 @@ async def _cancel_on_disconnect(receive: Receive, serving: asyncio.Task[Any]) ->
     serving.cancel()
 
 
-async def _serve(session_id: str, start_index: int, receive: Receive, send: Send) -> None:
+async def _serve(session_id: str, start_index: int, slot: StreamSlot, receive: Receive, send: Send) -> None:
     """The stream's events, sent from this task until the session ends or the client
     goes away (one small task waits for the disconnect and cancels this one)."""
     serving = asyncio.current_task()
     assert serving is not None
     watcher = asyncio.ensure_future(_cancel_on_disconnect(receive, serving))
     try:
-        async for chunk in ndjson_lines(session_id, start_index):
+        async for chunk in ndjson_lines(session_id, start_index, slot):
             message = {"type": "http.response.body", "body": chunk, "more_body": True}
             del chunk  # held only until it is written, not while the stream waits
             await send(message)
@@ -144,8 +149,11 @@ def detached_streams(app: ASGIApp) -> ASGIApp:
 
         await app({**scope, DETACHED: handoff}, django_receive, django_send)
         del scope, django_receive, django_send  # not held while the stream is open
-        if taken and not gone and handoff.session_id is not None:
-            await _serve(handoff.session_id, handoff.start_index, receive, send)
+        slot = handoff.slot
+        if taken and not gone and handoff.session_id is not None and slot is not None:
+            await _serve(handoff.session_id, handoff.start_index, slot, receive, send)
+        elif slot is not None:
+            await asyncio.to_thread(stream_quota.release, slot)  # the stream never started
 
     return outermost
 
@@ -179,12 +187,17 @@ class SessionStreamView(SessionView):
     def get(self, request: Request, agent_slug: str, session_id: str) -> StreamingHttpResponse:
         session = self.session
         start = non_negative_int(request, "startIndex", 0)
+        # 429 at the tenant's cap. The caller's tenant is in hand already (its token's
+        # principal); only dev mode's anonymous caller may stream another tenant's session.
+        user = caller(request)
+        tenant = user.tenant if user.tenant.pk == session.tenant_id else session.tenant
+        slot = stream_quota.open_stream(tenant)
         handoff = getattr(request, "scope", {}).get(DETACHED)
         if isinstance(handoff, Handoff):
-            handoff.session_id, handoff.start_index = session.pk, start
+            handoff.session_id, handoff.start_index, handoff.slot = session.pk, start, slot
             response = StreamingHttpResponse(_nothing(), content_type=NDJSON)
         else:
-            response = StreamingHttpResponse(ndjson_lines(session.pk, start), content_type=NDJSON)
+            response = StreamingHttpResponse(ndjson_lines(session.pk, start, slot), content_type=NDJSON)
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response

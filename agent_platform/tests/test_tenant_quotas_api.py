@@ -1,0 +1,72 @@
+"""``PATCH /api/v1/tenants/<slug>``: a superuser's token sets a tenant's quotas and budget
+(null: back to the default); anyone else is refused, and the quotas it sets are the ones
+admission enforces."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.contrib.auth.models import User
+
+from agent_platform.models import Tenant
+from agent_platform.tests.factories import PrincipalFactory, TenantFactory, staff_user_for
+
+ROUTE = "/api/v1/tenants/acme"
+
+
+def superuser_principal():
+    principal = PrincipalFactory(tenant=TenantFactory(slug="ops"), name="root")
+    principal.user = User.objects.create_superuser("root", password=None)
+    principal.save(update_fields=["user"])
+    return principal
+
+
+def test_a_superusers_token_sets_quotas_and_budget(alice, client_for):
+    client = client_for(superuser_principal())
+    body = {"maxRunningTurns": 5, "maxSessionsPerMinute": 30, "monthlyBudgetUsd": "12.50", "maxStoredBytes": 10**10}
+    response = client.patch(ROUTE, body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json() == {
+        "slug": "acme",
+        "maxRunningTurns": 5,
+        "maxSessionsPerMinute": 30,
+        "maxOpenStreams": None,
+        "maxStoredBytes": 10**10,
+        "monthlyBudgetUsd": "12.50",
+    }
+    tenant = Tenant.objects.get(slug="acme")
+    assert (tenant.max_running_turns, tenant.monthly_budget_usd) == (5, Decimal("12.50"))
+    # A field left out is unchanged; null is the platform's default again.
+    again = client.patch(ROUTE, {"maxRunningTurns": None, "monthlyBudgetUsd": 0}, format="json")
+    assert again.status_code == 200
+    assert (again.json()["maxRunningTurns"], again.json()["maxSessionsPerMinute"]) == (None, 30)
+    # The budget of 0 set here refuses alice's next turn.
+    refused = client_for(alice).post("/weather/v1/session", {"message": "hi"}, format="json")
+    assert refused.status_code == 429 and refused.json()["error"] == "budget_exhausted"
+
+
+def test_others_are_refused_and_nothing_changes(alice, mallory, client_for):
+    staff_user_for(alice)  # tenant staff, not a superuser
+    for principal in (alice, mallory):
+        response = client_for(principal).patch(ROUTE, {"maxRunningTurns": 10**6}, format="json")
+        assert response.status_code == 403 and response.json()["error"] == "forbidden"
+    assert Tenant.objects.get(slug="acme").max_running_turns is None
+    assert client_for(mallory).patch("/api/v1/tenants/nope", {}, format="json").status_code == 403
+
+
+def test_bad_values_are_400_and_an_unknown_tenant_404(alice, client_for):
+    client = client_for(superuser_principal())
+    for body in (
+        {"maxRunningTurns": 0},
+        {"maxRunningTurns": "5"},
+        {"maxRunningTurns": 2**31},
+        {"monthlyBudgetUsd": -1},
+        {"monthlyBudgetUsd": "lots"},
+        {"maxRunningTurn": 5},
+        [1],
+    ):
+        response = client.patch(ROUTE, body, format="json")
+        assert response.status_code == 400, (body, response.content)
+        assert set(response.json()) >= {"error", "message"}
+    assert Tenant.objects.get(slug="acme").max_running_turns is None
+    assert client.patch("/api/v1/tenants/nope", {"maxRunningTurns": 1}, format="json").status_code == 404
