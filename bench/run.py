@@ -63,6 +63,7 @@ from harness import (
 )
 from mcp_ask import bench_mcp_ask
 from meters import tree_cpu_seconds
+from quotas import bench_quotas
 from scale import bench_burst, bench_cpu_per_turn, bench_fairness
 from schedules import bench_schedule_lag, write_ticker
 from table import Row, ms, percentile, print_comparison, print_table
@@ -114,6 +115,8 @@ class Sizes:
     mcp_turns: int = 500
     # Issue 16: new sessions of each agent, with an experiment and without.
     ab_sessions: int = 100
+    # Issue 18: new sessions with the quota checks on, and as many with them off.
+    quota_sessions: int = 100
 
 
 QUICK = Sizes(
@@ -137,6 +140,7 @@ QUICK = Sizes(
     mcp_asks=30,
     mcp_turns=100,
     ab_sessions=30,
+    quota_sessions=30,
 )
 
 
@@ -617,6 +621,7 @@ BENCHMARKS = (
     "mcp",
     "evals",
     "ab",
+    "quotas",
     "embedded",
     "validate",
     "mcp-client",
@@ -728,6 +733,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "ab",
                 f"A/B assignment ({sizes.ab_sessions} + {sizes.ab_sessions} sessions)",
                 lambda: bench_ab(stack, sizes.ab_sessions),
+            ),
+            (
+                "quotas",
+                f"quota checks ({sizes.quota_sessions} + {sizes.quota_sessions} sessions, quotas on and off)",
+                lambda: bench_quotas(processes, stack, sizes.quota_sessions),
             ),
         ]
         for key, name, bench in steps:

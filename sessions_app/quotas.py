@@ -264,3 +264,34 @@ def spent_this_month(tenant_id: int, now: datetime | None = None) -> Decimal:
     start = month_start(now or timezone.now())
     total = Turn.objects.filter(session__tenant_id=tenant_id, ended_at__gte=start).aggregate(total=Sum("cost"))
     return total["total"] or Decimal(0)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A tenant's use now against its quotas and budget (the dashboard's table)."""
+
+    tenant: Tenant
+    limits: Limits
+    unended_turns: int
+    sessions_last_minute: int
+    stored_bytes: int
+    spent_this_month: Decimal
+    open_streams: int = 0
+
+    @property
+    def budget_left(self) -> Decimal | None:
+        budget = self.limits.monthly_budget_usd
+        return None if budget is None else max(budget - self.spent_this_month, Decimal(0))
+
+
+def usage_of(tenant: Tenant) -> Usage:
+    now = timezone.now()
+    counts = _counts(tenant.pk, now, sessions=True, spend=True)
+    return Usage(
+        tenant=tenant,
+        limits=Limits.of(tenant),
+        unended_turns=counts.unended,
+        sessions_last_minute=counts.recent_sessions,
+        stored_bytes=stored_bytes(tenant.pk),
+        spent_this_month=counts.spent,
+    )

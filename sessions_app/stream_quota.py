@@ -31,6 +31,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -73,6 +74,12 @@ def _client(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
 
 
+@cache
+def _take_script(url: str) -> Any:
+    # Sent by its SHA (EVALSHA), the body only when Redis does not know it yet.
+    return _client(url).register_script(_TAKE)
+
+
 def _url() -> str:
     return str(platform_settings.DOORBELL_REDIS_URL)
 
@@ -99,7 +106,7 @@ def open_stream(tenant: Tenant) -> StreamSlot:
                 held[member] = now + TTL
     else:
         try:
-            taken = bool(_client(url).eval(_TAKE, 1, _key(tenant.pk), now, now + TTL, cap, member))
+            taken = bool(_take_script(url)(keys=[_key(tenant.pk)], args=[now, now + TTL, cap, member]))
         except redis.RedisError as error:
             logger.warning("cannot count open streams (%s); this one is let through", error)
             return StreamSlot(tenant.pk, None)
