@@ -1,15 +1,16 @@
-"""``PATCH /api/v1/tenants/<slug>``: a superuser's token sets a tenant's quotas and budget
-(null: back to the default); anyone else is refused, and the quotas it sets are the ones
-admission enforces."""
+"""``PATCH /api/v1/tenants/<slug>`` and the admin: a superuser sets a tenant's quotas and
+budget (null: back to the default); anyone else is refused (tenant staff see them
+read-only), and the quotas set are the ones admission enforces."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
 from django.contrib.auth.models import User
+from django.test import Client
 
 from agent_platform.models import Tenant
-from agent_platform.tests.factories import PrincipalFactory, TenantFactory, staff_user_for
+from agent_platform.tests.factories import PrincipalFactory, TenantFactory, admin_url, staff_user_for
 
 ROUTE = "/api/v1/tenants/acme"
 
@@ -70,3 +71,22 @@ def test_bad_values_are_400_and_an_unknown_tenant_404(alice, client_for):
         assert set(response.json()) >= {"error", "message"}
     assert Tenant.objects.get(slug="acme").max_running_turns is None
     assert client.patch("/api/v1/tenants/nope", {"maxRunningTurns": 1}, format="json").status_code == 404
+
+
+def test_in_the_admin_a_superuser_sets_quotas_and_tenant_staff_only_see_them(alice, admin_client):
+    tenant = Tenant.objects.get(slug="acme")
+    form = {"slug": "acme", "name": "Acme", "created_at_0": "2025-01-01", "created_at_1": "00:00:00"}
+    saved = admin_client.post(
+        admin_url(tenant, "change"), {**form, "max_running_turns": "9", "monthly_budget_usd": "3"}
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    tenant.refresh_from_db()
+    assert (tenant.max_running_turns, tenant.monthly_budget_usd) == (9, Decimal(3))
+
+    staff = Client()
+    staff.force_login(staff_user_for(alice))
+    page = staff.get(admin_url(tenant, "change")).content.decode()
+    assert 'name="max_running_turns"' not in page and "Max running turns" in page
+    staff.post(admin_url(tenant, "change"), {**form, "max_running_turns": "100000", "monthly_budget_usd": ""})
+    tenant.refresh_from_db()
+    assert (tenant.max_running_turns, tenant.monthly_budget_usd) == (9, Decimal(3))
