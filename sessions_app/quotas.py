@@ -9,7 +9,7 @@ money budget:
   and running turns can never outnumber the admitted ones.
 - **new sessions per minute**: sessions created in any 60 seconds (a sliding window
   over ``Session.created_at``, so a burst at a minute's edge cannot double it).
-- **open streams** (NDJSON and WebSocket): ``stream_slot`` (``sessions_app.stream_quota``).
+- **open streams** (NDJSON and WebSocket): counted in Redis (``sessions_app.stream_quota``).
 - **stored bytes**: workspace files sent with messages (kept on their turns), key-value
   entries, files and artifacts, summed when more arrive (``admit_bytes``; workspace
   files at admission); a write past the cap is 413.
@@ -270,13 +270,6 @@ def month_start(now: datetime) -> datetime:
 def next_month(now: datetime) -> datetime:
     start = month_start(now)
     return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
-
-
-def spent_this_month(tenant_id: int, now: datetime | None = None) -> Decimal:
-    """USD the tenant's turns that ended this calendar month (UTC) cost."""
-    start = month_start(now or timezone.now())
-    total = Turn.objects.filter(session__tenant_id=tenant_id, ended_at__gte=start).aggregate(total=Sum("cost"))
-    return total["total"] or Decimal(0)
 
 
 @dataclass(frozen=True)
