@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from django.forms import ModelChoiceField
 from django.http import HttpRequest
 
-from agent_platform.models import ApiToken, Principal, Tenant
+from agent_platform.models import QUOTA_FIELDS, ApiToken, Principal, Tenant
 
 
 def staff_tenant(request: HttpRequest) -> Tenant | None:
@@ -89,9 +89,22 @@ class ReadOnlyAdmin(TenantScopedAdmin):
 @admin.register(Tenant)
 class TenantAdmin(TenantScopedAdmin):
     tenant_path = "pk"
-    list_display = ["slug", "name", "retention_days", "cors_origins", "created_at"]
+    list_display = [
+        "slug",
+        "name",
+        "retention_days",
+        "cors_origins",
+        "max_running_turns",
+        "monthly_budget_usd",
+        "created_at",
+    ]
     search_fields = ["slug", "name"]
     date_hierarchy = "created_at"
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # A tenant's own staff see its quotas and budget; only a superuser sets them.
+        readonly = list(super().get_readonly_fields(request, obj))
+        return readonly if request.user.is_superuser else [*readonly, *QUOTA_FIELDS]
 
 
 @admin.register(Principal)

@@ -54,6 +54,11 @@ def percent(value: float) -> str:
     return f"{value * 100:.0f}%" if value * 100 == round(value * 100) else f"{value * 100:.1f}%"
 
 
+def seconds(value: float) -> str:
+    """``0.25`` -> ``250 ms``; ``3.5`` -> ``3.5 s``."""
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.3g} s"
+
+
 def dollars(value: float) -> str:
     return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
 

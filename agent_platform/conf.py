@@ -59,6 +59,13 @@ DEFAULTS: dict[str, Any] = {
     "DEPLOY_VALIDATE_SECONDS": 60,
     "SECRETS_KEYS": (),
     "SANDBOX": "untrusted",
+    "QUOTAS": True,
+    "QUOTA_RUNNING_TURNS": 1000,
+    "QUOTA_SESSIONS_PER_MINUTE": 1200,
+    "QUOTA_OPEN_STREAMS": 1000,
+    "QUOTA_STORED_BYTES": 10 * 1024**3,
+    "MONTHLY_BUDGET_USD": None,
+    "MODEL_PRICES": {},
 }
 
 

@@ -1,5 +1,6 @@
-"""What the dashboard shows: sessions and turns per day, failure rate, and token
-usage and cost per agent, for one tenant or for all of them.
+"""What the dashboard shows: sessions and turns per day, failure rate and turn latency
+(p50/p95) per day, token usage and cost per agent, and each tenant's use against its
+quotas and budget, for one tenant or for all of them.
 
 Plain functions over the Session and Turn rows; the view renders the results as
 server-side SVG (``agent_platform.charts``). A turn's usage and cost are on its
@@ -8,23 +9,40 @@ row (written when it ends or parks), so nothing here reads the event log.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
-from django.db.models import BigIntegerField, Count, Q, QuerySet, Sum
+from django.db import connection
+from django.db.models import (
+    Aggregate,
+    BigIntegerField,
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Q,
+    QuerySet,
+    Sum,
+)
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast, Coalesce, TruncDate
+from django.db.models.functions import Cast, Coalesce, Extract, TruncDate
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
-from agent_platform.charts import Series, bar_chart, column_chart, dollars, percent
+from agent_platform.charts import Series, bar_chart, column_chart, dollars, percent, seconds
 from agent_platform.models import Tenant
+from sessions_app import quotas, stream_quota
 from sessions_app.models import Session, Turn, TurnStatus
 
 # The periods a viewer can pick, in days; the first is the default.
 PERIODS = (14, 7, 30, 90)
 LATEST_SESSIONS = 10
+# Tenants in the quotas table when the dashboard shows every tenant.
+QUOTA_TENANTS = 50
 
 
 @dataclass(frozen=True)
@@ -40,6 +58,15 @@ class DayActivity:
         """Failed among the turns that ended; None when none ended."""
         ended = self.completed_turns + self.failed_turns
         return self.failed_turns / ended if ended else None
+
+
+@dataclass(frozen=True)
+class DayLatency:
+    """How long the turns started that day took, start to end, in seconds (None: none ended)."""
+
+    day: date
+    p50: float | None = None
+    p95: float | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +88,8 @@ class Dashboard:
     days: list[DayActivity]
     agents: list[AgentUsage]
     latest_sessions: list[Session]
+    latency: list[DayLatency]
+    quotas: list[quotas.Usage]
 
     @property
     def sessions(self) -> int:
@@ -165,6 +194,66 @@ def usage_by_agent(tenant: Tenant | None, days: int, now: datetime | None = None
     return sorted(usage, key=lambda agent: (-agent.cost, -agent.total_tokens, agent.agent))
 
 
+def daily_latency(tenant: Tenant | None, days: int, now: datetime | None = None) -> list[DayLatency]:
+    """The median and 95th percentile of the ended turns' durations per calendar day
+    (UTC, by start), oldest first, empty days included. A parked turn's wait for its
+    approval counts: it is what the caller waited."""
+    since = period_start(days, now)
+    ended = _turns(tenant).filter(
+        started_at__gte=since, ended_at__isnull=False, status__in=(TurnStatus.COMPLETED, TurnStatus.FAILED)
+    )
+    found: dict[date, tuple[float | None, float | None]] = {}
+    if connection.vendor == "postgresql":
+        seconds = Extract(ExpressionWrapper(F("ended_at") - F("started_at"), DurationField()), "epoch")
+        rows = (
+            ended.annotate(day=TruncDate("started_at", tzinfo=UTC))
+            .values("day")
+            .annotate(p50=Percentile(seconds, fraction=0.5), p95=Percentile(seconds, fraction=0.95))
+        )
+        found = {row["day"]: (row["p50"], row["p95"]) for row in rows}
+    else:  # the embedded form's SQLite has no percentile: its few turns are sorted here
+        by_day: dict[date, list[float]] = {}
+        for started, ended_at in ended.values_list("started_at", "ended_at"):
+            if started is None or ended_at is None:  # filtered out above; for the type checker
+                continue
+            by_day.setdefault(started.astimezone(UTC).date(), []).append((ended_at - started).total_seconds())
+        found = {day: (_percentile(sorted(v), 0.5), _percentile(sorted(v), 0.95)) for day, v in by_day.items()}
+    buckets = []
+    for offset in range(days):
+        current = since.date() + timedelta(days=offset)
+        p50, p95 = found.get(current, (None, None))
+        buckets.append(DayLatency(current, None if p50 is None else float(p50), None if p95 is None else float(p95)))
+    return buckets
+
+
+class Percentile(Aggregate):
+    """Postgres's ``percentile_cont``: the value below which ``fraction`` of the rows fall."""
+
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+    def __init__(self, expression: Any, fraction: float) -> None:
+        super().__init__(expression, fraction=float(fraction))
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """``percentile_cont`` over sorted ``values`` (linear between the two nearest)."""
+    position = (len(values) - 1) * fraction
+    low = int(position)
+    high = min(low + 1, len(values) - 1)
+    return values[low] + (values[high] - values[low]) * (position - low)
+
+
+def quota_usage(tenant: Tenant | None, limit: int = QUOTA_TENANTS) -> list[quotas.Usage]:
+    """The tenant's use against its quotas and budget; for every tenant, the first
+    ``limit`` by slug."""
+    tenants = [tenant] if tenant is not None else list(Tenant.objects.order_by("slug")[:limit])
+    return [
+        dataclasses.replace(quotas.usage_of(each), open_streams=stream_quota.open_streams(each.pk)) for each in tenants
+    ]
+
+
 def latest_sessions(tenant: Tenant | None, count: int = LATEST_SESSIONS) -> list[Session]:
     return list(_sessions(tenant).select_related("agent", "principal__tenant").order_by("-created_at")[:count])
 
@@ -175,11 +264,13 @@ def build_dashboard(tenant: Tenant | None, days: int, now: datetime | None = Non
         days=daily_activity(tenant, days, now),
         agents=usage_by_agent(tenant, days, now),
         latest_sessions=latest_sessions(tenant),
+        latency=daily_latency(tenant, days, now),
+        quotas=quota_usage(tenant),
     )
 
 
 def charts_for(dashboard: Dashboard) -> dict[str, SafeString]:
-    """The dashboard's four charts as inline SVG."""
+    """The dashboard's five charts as inline SVG."""
     labels = [day.day.strftime("%m-%d") for day in dashboard.days]
     agents = [agent.agent for agent in dashboard.agents]
     return {
@@ -198,6 +289,16 @@ def charts_for(dashboard: Dashboard) -> dict[str, SafeString]:
             value_format=percent,
             axis_format=percent,
             top=1.0,
+        ),
+        "latency": column_chart(
+            "Turn latency per day, p50 and p95 (seconds)",
+            labels,
+            [
+                Series("p50", [day.p50 for day in dashboard.latency]),
+                Series("p95", [day.p95 for day in dashboard.latency]),
+            ],
+            value_format=seconds,
+            integer=False,
         ),
         "tokens": bar_chart(
             "Tokens per agent",

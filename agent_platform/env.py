@@ -8,8 +8,10 @@ silently falling back to a default.
 from __future__ import annotations
 
 import base64
+import json
 import os
 from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -105,6 +107,61 @@ def env_fernet_keys(name: str, environ: Mapping[str, str] = os.environ) -> tuple
                 "make one with `python manage.py secrets generate-key`."
             )
     return tuple(keys)
+
+
+def env_decimal(name: str, environ: Mapping[str, str] = os.environ) -> Decimal | None:
+    """A non-negative decimal number; unset or empty gives None.
+
+    Raises:
+        ImproperlyConfigured: when the value is not a number or is negative.
+    """
+    value = env_str(name, environ=environ)
+    if not value:
+        return None
+    try:
+        number = Decimal(value)
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from None
+    if not number.is_finite() or number < 0:
+        raise ImproperlyConfigured(f"{name}={value!r} must be a number of at least 0.")
+    return number
+
+
+PRICE_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
+
+
+def env_model_prices(name: str, environ: Mapping[str, str] = os.environ) -> dict[str, dict[str, str]]:
+    """A JSON object of per-model prices, ``{"provider:model": {"input": "1.5", "output": "6"}}``
+    (USD per million tokens; ``cacheRead`` and ``cacheWrite`` too, each defaulting to 0 but
+    ``cacheRead`` to the input price); unset or empty gives ``{}``.
+
+    Raises:
+        ImproperlyConfigured: for anything else (not JSON, an unknown field, a price
+            that is not a non-negative number).
+    """
+    value = env_str(name, environ=environ)
+    if not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} is not JSON.") from None
+    if not isinstance(parsed, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object of model ids.")
+    prices: dict[str, dict[str, str]] = {}
+    for model, fields in parsed.items():
+        if not isinstance(fields, dict) or not fields.keys() <= set(PRICE_FIELDS):
+            raise ImproperlyConfigured(f"{name}[{model!r}] must be an object with some of {', '.join(PRICE_FIELDS)}.")
+        prices[model] = {}
+        for field, price in fields.items():
+            try:
+                number = Decimal(str(price))
+            except InvalidOperation:
+                number = Decimal(-1)
+            if isinstance(price, bool) or not number.is_finite() or number < 0:
+                raise ImproperlyConfigured(f"{name}[{model!r}][{field!r}]={price!r} is not a price of at least 0.")
+            prices[model][field] = str(number)
+    return prices
 
 
 def redis_url_for_db(url: str, db: int, name: str = "REDIS_URL") -> str:

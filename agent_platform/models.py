@@ -22,6 +22,15 @@ VISIBLE_PREFIX_LENGTH = len(TOKEN_PREFIX) + 8
 # last_used_at is refreshed at most this often, to keep writes off the hot path.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
+# The Tenant columns that hold its quotas and budget (only superusers set them).
+QUOTA_FIELDS = (
+    "max_running_turns",
+    "max_sessions_per_minute",
+    "max_open_streams",
+    "max_stored_bytes",
+    "monthly_budget_usd",
+)
+
 slug_validator = RegexValidator(
     r"^[a-z0-9][a-z0-9_-]*\Z",
     "Use lowercase letters, digits, '-' and '_', starting with a letter or digit.",
@@ -60,6 +69,31 @@ class Tenant(models.Model):
             'Browser origins (["https://shop.example"], or ["*"]) whose pages may call the channel and '
             "session routes of this tenant's own (deployed) agents, besides what each channel allows."
         ),
+    )
+    # Quotas and the budget (sessions_app.quotas); empty: the platform's default (PLATFORM_QUOTA_*).
+    max_running_turns = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Turns not yet ended (queued, running, awaiting approval) at once; empty: the default.",
+    )
+    max_sessions_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="New sessions in any 60 seconds; empty: the default."
+    )
+    max_open_streams = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Event streams (NDJSON and WebSocket) open at once; empty: the default."
+    )
+    max_stored_bytes = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Bytes stored (workspace files, key-value entries, files, artifacts); empty: the default.",
+    )
+    monthly_budget_usd = models.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="USD a calendar month (UTC) of turns may cost; once spent, new turns are refused; 0 refuses all; "
+        "empty: the default (PLATFORM_MONTHLY_BUDGET_USD, none when unset).",
     )
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -25,10 +25,12 @@ from kombu import Queue
 from agent_platform.conf import workspaces_dir
 from agent_platform.env import (
     env_bool,
+    env_decimal,
     env_fernet_keys,
     env_float,
     env_int,
     env_list,
+    env_model_prices,
     env_redis_url,
     env_str,
     redis_db,
@@ -389,6 +391,18 @@ PLATFORM = {
     "WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS": env_float(
         "PLATFORM_WEBHOOK_SUBSCRIPTIONS_CACHE_SECONDS", 30.0, minimum=0.0, maximum=3600.0
     ),
+    # Per-tenant quotas (docs/quotas.md): the defaults for a tenant whose row leaves them
+    # empty; PLATFORM_QUOTAS=false turns every quota and budget check off.
+    "QUOTAS": env_bool("PLATFORM_QUOTAS", True),
+    "QUOTA_RUNNING_TURNS": env_int("PLATFORM_QUOTA_RUNNING_TURNS", 1000, minimum=1),
+    "QUOTA_SESSIONS_PER_MINUTE": env_int("PLATFORM_QUOTA_SESSIONS_PER_MINUTE", 1200, minimum=1),
+    "QUOTA_OPEN_STREAMS": env_int("PLATFORM_QUOTA_OPEN_STREAMS", 1000, minimum=1),
+    "QUOTA_STORED_BYTES": env_int("PLATFORM_QUOTA_STORED_BYTES", 10 * 1024**3, minimum=0),
+    # USD a tenant's turns may cost in a calendar month (UTC) when its row sets none; unset: no budget.
+    "MONTHLY_BUDGET_USD": env_decimal("PLATFORM_MONTHLY_BUDGET_USD"),
+    # Prices per million tokens for models the maintained table (genai-prices) lacks or
+    # prices otherwise: {"provider:model": {"input": "1.0", "output": "2.0", "cacheRead": "0.1", "cacheWrite": "0"}}.
+    "MODEL_PRICES": env_model_prices("PLATFORM_MODEL_PRICES"),
     # Artifact content up to this many bytes is kept in its Postgres row; larger content in
     # the files store. ARTIFACT_MAX_BYTES is the most one artifact may hold (a tag over it fails).
     "ARTIFACT_INLINE_BYTES": env_int("PLATFORM_ARTIFACT_INLINE_BYTES", 262_144, minimum=0),

@@ -33,6 +33,7 @@ def runtime_settings(surface: AgentSurface | None = None, purpose: str = "live")
             anthropic_api_key=platform_settings.ANTHROPIC_API_KEY,
             anthropic_base_url=platform_settings.ANTHROPIC_BASE_URL,
         ),
+        price_overrides=platform_settings.MODEL_PRICES,
     )
 
 

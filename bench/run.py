@@ -64,6 +64,7 @@ from harness import (
 )
 from mcp_ask import bench_mcp_ask
 from meters import tree_cpu_seconds
+from quotas import bench_quotas
 from scale import bench_burst, bench_cpu_per_turn, bench_fairness
 from schedules import bench_schedule_lag, write_ticker
 from table import Row, ms, percentile, print_comparison, print_table
@@ -120,6 +121,8 @@ class Sizes:
     # Issue 17: tool calls in-process and in a warm sandbox runner; cold runner starts.
     sandbox_calls: int = 500
     sandbox_cold: int = 5
+    # Issue 18: new sessions with the quota checks on, and as many with them off.
+    quota_sessions: int = 100
 
 
 QUICK = Sizes(
@@ -146,6 +149,7 @@ QUICK = Sizes(
     deploy_runs=3,
     sandbox_calls=100,
     sandbox_cold=2,
+    quota_sessions=30,
 )
 
 
@@ -650,6 +654,7 @@ BENCHMARKS = (
     "evals",
     "ab",
     "deploy",
+    "quotas",
     "embedded",
     "validate",
     "mcp-client",
@@ -767,6 +772,9 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "deploy",
                 f"deployment upload to active ({sizes.deploy_runs} revisions of a 200-tool agent)",
                 lambda: bench_deploy(stack, work, sizes.deploy_runs),
+                "quotas",
+                f"quota checks ({sizes.quota_sessions} + {sizes.quota_sessions} sessions, quotas on and off)",
+                lambda: bench_quotas(processes, stack, sizes.quota_sessions),
             ),
         ]
         for key, name, bench in steps:

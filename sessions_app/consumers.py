@@ -53,7 +53,10 @@ from agent_platform.daphne_limits import MAX_INBOUND_FRAME
 from agent_platform.scopes import required_scopes
 from agents.events import TERMINAL_SESSION_EVENTS
 from agents.registry import get_visible_agent, surface_for
+from sessions_app import stream_quota
 from sessions_app.access import NotSessionOwner, SessionNotFound, owned_session
+from sessions_app.quotas import QuotaExceeded
+from sessions_app.stream_quota import StreamSlot
 from sessions_app.streams import SessionFollower, record_json
 
 logger = logging.getLogger(__name__)
@@ -73,6 +76,7 @@ CLOSE_SERVER_ERROR = 4500
 CLOSE_AGENT_INVALID = 4503
 CLOSE_UNAVAILABLE = 4503
 CLOSE_NOT_FOUND = 4404
+CLOSE_QUOTA_EXCEEDED = 4429  # the tenant holds its cap of open streams (HTTP 429)
 
 # A client more than this many events behind the head of the log is lagging.
 LAG_LIMIT = 1000
@@ -124,8 +128,9 @@ def _buffer_full_check(send: Any) -> Callable[[], bool] | None:
 
 
 @database_sync_to_async
-def _find_session(scope: dict[str, Any], agent_slug: str, session_id: str) -> int | str:
-    """The session id if the caller may stream it, else a close code."""
+def _find_session(scope: dict[str, Any], agent_slug: str, session_id: str) -> int | tuple[str, StreamSlot]:
+    """The session id and the stream's place in its tenant's open-streams quota if the
+    caller may stream it, else a close code."""
     caller = authenticate_websocket(scope)
     if caller is None:
         return CLOSE_UNAUTHORIZED
@@ -137,11 +142,15 @@ def _find_session(scope: dict[str, Any], agent_slug: str, session_id: str) -> in
     if surface_for(agent).errors:
         return CLOSE_AGENT_INVALID
     try:
-        return owned_session(agent, session_id, caller).pk
+        session = owned_session(agent, session_id, caller)
     except SessionNotFound:
         return CLOSE_NOT_FOUND
     except NotSessionOwner:
         return CLOSE_FORBIDDEN
+    try:
+        return session.pk, stream_quota.open_stream(caller.tenant)
+    except QuotaExceeded:
+        return CLOSE_QUOTA_EXCEEDED
 
 
 def _subprotocol(scope: dict[str, Any]) -> str | None:
@@ -184,7 +193,8 @@ class SessionStreamConsumer(AsyncWebsocketConsumer):
         if isinstance(found, int):
             await self.close(found)
             return
-        self._stream_task = asyncio.create_task(self._stream(found, start))
+        session_id, slot = found
+        self._stream_task = asyncio.create_task(self._stream(session_id, slot, start))
 
     async def disconnect(self, code: int) -> None:
         task = self._stream_task
@@ -226,9 +236,9 @@ class SessionStreamConsumer(AsyncWebsocketConsumer):
             return
         await self.close(CLOSE_LAGGING, "lagging")
 
-    async def _stream(self, session_id: str, start: int) -> None:
+    async def _stream(self, session_id: str, slot: StreamSlot, start: int) -> None:
         try:
-            async with SessionFollower(session_id, start) as follower:
+            async with stream_quota.holding(slot), SessionFollower(session_id, start) as follower:
                 async for event in follower:
                     try:
                         await asyncio.wait_for(self._send_drained(record_json(event)), SEND_TIMEOUT)

@@ -34,6 +34,7 @@ from agents.runtime.mcp.connections import McpConnections
 from agents.sdk import SessionInfo
 from agents.sdk.memory import MEMORY_DIR
 from agents.telemetry import checked_attributes, set_attributes
+from sessions_app import quotas
 from sessions_app.models import ABAssignment, FileScope, KVEntry, Session, StoredFile
 from sessions_app.telemetry import agent_telemetry
 from sessions_app.triggers.github_progress import github_client_for
@@ -63,12 +64,17 @@ class DatabaseKV:
             ValueError: when ``value`` is not JSON (nothing is stored then).
         """
         try:
-            json.dumps(value)
+            size = len(json.dumps(value))
         except (TypeError, ValueError) as problem:
             raise ValueError(f"the value for {key!r} is not JSON: {problem}") from problem
-        await in_thread(KVEntry.objects.update_or_create)(
-            tenant_id=self._tenant_id, agent_id=self._agent_id, key=key, defaults={"value": value}
-        )
+        await in_thread(self._put)(key, value, size)
+
+    def _put(self, key: str, value: Any, size: int) -> None:
+        with transaction.atomic():
+            quotas.admit_bytes(self._tenant_id, size)  # the tenant's stored bytes (413 past them)
+            KVEntry.objects.update_or_create(
+                tenant_id=self._tenant_id, agent_id=self._agent_id, key=key, defaults={"value": value}
+            )
 
     async def delete(self, key: str) -> None:
         await in_thread(self._rows.filter(key=key).delete)()
@@ -89,6 +95,7 @@ class DatabaseFileStore:
         scope = FileScope.SESSION if session_id else FileScope.DEPLOYMENT
         # The scope too: deployment files and artifact contents both have no session.
         self._owner = {"tenant_id": tenant_id, "agent_id": agent_id, "session_id": session_id, "scope": scope}
+        self._tenant_id = tenant_id
 
     @property
     def _rows(self) -> QuerySet[StoredFile]:
@@ -120,6 +127,7 @@ class DatabaseFileStore:
         fields = {"content": data, "size": len(data), "etag": new_etag}
         try:
             with transaction.atomic():
+                quotas.admit_bytes(self._tenant_id, len(data))  # the tenant's stored bytes
                 row = self._rows.select_for_update().filter(path=path).first()
                 if etag is not None and (row is None or row.etag != etag):
                     raise WriteFailedError(path)

@@ -161,6 +161,10 @@ class TurnStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+# A turn not yet ended: what the scheduler waits on and the running-turns quota counts.
+ACTIVE_TURNS = (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED)
+
+
 class Admission(models.TextChoices):
     """What a message sent to a busy session does (DESIGN.md §5)."""
 

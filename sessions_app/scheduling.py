@@ -34,11 +34,10 @@ from agents.events import EventType
 from agents.models import Agent
 from agents.registry import surface_for_session
 from sessions_app.eventlog import NewEvent, append_event, append_events
-from sessions_app.models import Event, Session, SessionMode, SessionStatus, Turn, TurnStatus
+from sessions_app.models import ACTIVE_TURNS, Event, Session, SessionMode, SessionStatus, Turn, TurnStatus
 from sessions_app.queues import QueueKind, TaskName, queue_name, send, turn_lane
 
 logger = logging.getLogger(__name__)
-ACTIVE_TURNS = (TurnStatus.QUEUED, TurnStatus.RUNNING, TurnStatus.PARKED)
 
 
 def lease() -> timedelta:
@@ -152,10 +151,15 @@ def _claim_sql() -> str:
 
 def _running_beside(turn: Turn) -> int:
     """The agent's other running turns, counted by one claimer at a time (the agent row's
-    lock, held until the claim commits)."""
+    lock, held until the claim commits). A shared agent (from ``AGENTS_DIR``, no tenant)
+    counts only the turn's tenant's: each tenant has its own ``max_running_turns`` of it,
+    so one tenant cannot fill the cap for everyone."""
     agent_id = turn.session.agent_id
     Agent.objects.select_for_update().filter(pk=agent_id).first()
-    return Turn.objects.filter(session__agent_id=agent_id, status=TurnStatus.RUNNING).exclude(pk=turn.pk).count()
+    running = Turn.objects.filter(session__agent_id=agent_id, status=TurnStatus.RUNNING).exclude(pk=turn.pk)
+    if turn.session.agent.tenant_id is None:
+        running = running.filter(session__tenant_id=turn.session.tenant_id)
+    return running.count()
 
 
 def _note_queued(turn: Turn, running: int, cap: int | None) -> None:

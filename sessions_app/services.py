@@ -25,6 +25,7 @@ from agents.discovery import AgentSurface
 from agents.events import INTERRUPTED, EventType
 from agents.models import Agent
 from agents.runtime.workspace import normalize_workspace_path
+from sessions_app import quotas
 from sessions_app.access import check_owner
 from sessions_app.channel_state import session_for_channel_token
 from sessions_app.eventlog import NewEvent, append_events
@@ -119,6 +120,11 @@ def clean_files(files: Mapping[str, str] | None) -> dict[str, str]:
     return {normalize_workspace_path(path): content for path, content in (files or {}).items()}
 
 
+def files_size(files: Mapping[str, str]) -> int:
+    """The bytes workspace files take (paths and contents, as their turn keeps them)."""
+    return sum(len(path.encode()) + len(content.encode("utf-8", "surrogatepass")) for path, content in files.items())
+
+
 def _message_event(text: str, turn: Turn, files: Mapping[str, str], extra: Mapping[str, Any] | None = None) -> NewEvent:
     data: dict[str, Any] = {"text": text}
     if files:
@@ -148,9 +154,11 @@ def start_session(
     Raises:
         IntegrityError: the principal already has a session on this agent and channel
             with this ``continuation_key`` (continue that one instead).
+        QuotaError: the tenant's quotas or budget refuse it (``sessions_app.quotas``).
     """
     files = clean_files(files)
     with transaction.atomic():
+        quotas.admit_turn(principal.tenant_id, new_session=True, incoming_bytes=files_size(files))
         session = Session(
             agent=agent,
             # A deployed agent's session runs on the revision active now, to its end.
@@ -225,6 +233,8 @@ def continue_session(
     Raises:
         TaskSessionClosed: the session is a task (it takes one message).
         SessionBusy: ``reject`` while a turn is active.
+        QuotaError: the tenant's quotas or budget refuse a new turn (a ``coalesce``
+            into a queued turn makes none).
     """
     files = clean_files(files)
     if session.mode == SessionMode.TASK:  # a session's mode never changes
@@ -246,10 +256,12 @@ def continue_session(
         queued = [turn for turn in active if turn.status == TurnStatus.QUEUED]
         if active and admission == Admission.COALESCE and queued and queued[-1].admission == Admission.COALESCE:
             turn = queued[-1]
+            quotas.admit_bytes(session.tenant_id, files_size(files))
             turn.message = f"{turn.message}\n\n{message}"
             turn.attachments = {**turn.attachments, **files}
             turn.save(update_fields=["message", "attachments"])
         else:
+            quotas.admit_turn(session.tenant_id, new_session=False, incoming_bytes=files_size(files))
             turn = Turn(session=session, message=message, admission=admission, attachments=files)
             _insert_new(turn)
         append_events(session.pk, [_message_event(message, turn, files, extra)])

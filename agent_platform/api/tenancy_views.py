@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from agent_platform.api.pagination import cursor_pages
 from agent_platform.api.permissions import IsSuperuser
 from agent_platform.api.serializers import PrincipalSerializer, TenantSerializer
+from agent_platform.api.tenant_serializers import TenantQuotasSerializer
 from agent_platform.errors import ApiError
 from agent_platform.models import Principal, Tenant
 from agent_platform.scopes import TokenScopePermission
@@ -51,13 +52,26 @@ class TenantListView(ListAPIView[Tenant]):
 
 
 class TenantDetailView(APIView):
-    """One tenant."""
+    """One tenant; ``PATCH`` sets its quotas and budget (``maxRunningTurns``,
+    ``maxSessionsPerMinute``, ``maxOpenStreams``, ``maxStoredBytes``, ``monthlyBudgetUsd``;
+    null: the platform's default)."""
 
     permission_classes = OPERATOR_PERMISSIONS
 
     @extend_schema(responses={200: TenantSerializer, 403: SUPERUSER_ONLY})
     def get(self, request: Request, tenant_slug: str) -> Response:
         return Response(TenantSerializer(tenant_or_404(tenant_slug)).data)
+
+    @extend_schema(
+        operation_id="tenant_quotas_update",
+        request=TenantQuotasSerializer,
+        responses={200: TenantQuotasSerializer, 403: SUPERUSER_ONLY},
+    )
+    def patch(self, request: Request, tenant_slug: str) -> Response:
+        body = TenantQuotasSerializer(tenant_or_404(tenant_slug), data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        body.save()
+        return Response(body.data)
 
 
 @extend_schema(responses={200: PrincipalSerializer(many=True), 403: SUPERUSER_ONLY})

@@ -110,7 +110,7 @@ def test_staff_see_their_tenants_charts_and_latest_sessions(recent, alice):
     assert response.status_code == 200
     html = response.content.decode()
     assert "tenant acme" in html
-    assert html.count('<svg class="chart"') == 4
+    assert html.count('<svg class="chart"') == 5
     assert ours.pk in html and "acme weekly report" in html
     assert f"/weather/playground?session={ours.pk}" in html
     assert '<dd id="total-tokens">1,290</dd>' in html

@@ -36,7 +36,7 @@ from agents.runtime.fs.tools import (
     select_file_tools,
 )
 from agents.runtime.mcp.connections import McpConnections, McpTool
-from agents.runtime.pricing import cost_usd
+from agents.runtime.pricing import PriceOverrides, cost_usd
 from agents.runtime.prompt import LOAD_SKILL_TOOL, instructions_text, system_prompt
 from agents.runtime.providers.base import (
     Message,
@@ -107,6 +107,8 @@ class RuntimeSettings:
     default_model: str = "test"
     providers: ProviderSettings = field(default_factory=ProviderSettings)
     max_steps: int = DEFAULT_MAX_STEPS
+    # Prices per million tokens that replace the maintained table's (agents.runtime.pricing).
+    price_overrides: PriceOverrides = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -661,7 +663,7 @@ async def _finish(run: _Run, body: Any) -> TurnOutcome:
     if outcome.status == "parked":
         await emitter.flush()
         return outcome
-    outcome.cost = cost_usd(run.model_id, run.usage)
+    outcome.cost = cost_usd(run.model_id, run.usage, run.settings.price_overrides)
     cost = float(outcome.cost) if outcome.cost is not None else None
     await emitter.emit(EventType.TURN_COMPLETED, events.turn_completed(outcome.text, run.usage.as_dict(), cost))
     outcome.usage = run.usage

@@ -43,12 +43,15 @@ from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
+from agent_platform.auth import caller
 from agent_platform.body_limit import ASGIApp, Message, Receive, Scope, Send
 from agent_platform.errors import ApiError
 from agents.events import EventType
+from sessions_app import stream_quota
 from sessions_app.api.base import NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.eventlog import ended_before
 from sessions_app.models import Event
+from sessions_app.stream_quota import StreamSlot
 from sessions_app.streams import SessionFollower, record_json
 
 logger = logging.getLogger(__name__)
@@ -91,12 +94,14 @@ def _encode(batch: list[Event], form: Format) -> bytes:
 
 
 async def stream_chunks(
-    session_id: str, start_index: int, form: Format = "ndjson", heartbeat: bool = False
+    session_id: str, start_index: int, slot: StreamSlot, form: Format = "ndjson", heartbeat: bool = False
 ) -> AsyncIterator[bytes]:
     """Each event from ``start_index`` on, as one line of JSON or one SSE event, until the
     session ends; the events of one read of the table go out in one chunk, and with
-    ``heartbeat`` an idle stream sends ``HEARTBEATS[form]`` every STREAM_HEARTBEAT_SECONDS."""
-    async with SessionFollower(session_id, start_index, heartbeat=heartbeat) as follower:
+    ``heartbeat`` an idle stream sends ``HEARTBEATS[form]`` every STREAM_HEARTBEAT_SECONDS.
+    ``slot`` is the stream's place in its tenant's open-streams quota, given back when the
+    stream ends."""
+    async with stream_quota.holding(slot), SessionFollower(session_id, start_index, heartbeat=heartbeat) as follower:
         async for batch in follower.batches():
             yield _encode(batch, form)  # not kept in a local: the generator holds no chunk while idle
 
@@ -113,6 +118,7 @@ class Handoff:
     start_index: int = 0
     form: Format = "ndjson"
     heartbeat: bool = False
+    slot: StreamSlot | None = None
 
 
 async def _nothing() -> AsyncIterator[bytes]:
@@ -130,9 +136,9 @@ async def _serve(handoff: Handoff, receive: Receive, send: Send) -> None:
     """The stream's events, sent from this task until the session ends or the client
     goes away (one small task waits for the disconnect and cancels this one)."""
     serving = asyncio.current_task()
-    assert serving is not None and handoff.session_id is not None
+    assert serving is not None and handoff.session_id is not None and handoff.slot is not None
     session_id = handoff.session_id
-    chunks = stream_chunks(session_id, handoff.start_index, handoff.form, handoff.heartbeat)
+    chunks = stream_chunks(session_id, handoff.start_index, handoff.slot, handoff.form, handoff.heartbeat)
     watcher = asyncio.ensure_future(_cancel_on_disconnect(receive, serving))
     try:
         if handoff.heartbeat:
@@ -182,8 +188,10 @@ def detached_streams(app: ASGIApp) -> ASGIApp:
 
         await app({**scope, DETACHED: handoff}, django_receive, django_send)
         del scope, django_receive, django_send  # not held while the stream is open
-        if taken and not gone and handoff.session_id is not None:
+        if taken and not gone and handoff.session_id is not None and handoff.slot is not None:
             await _serve(handoff, receive, send)
+        elif handoff.slot is not None:
+            await asyncio.to_thread(stream_quota.release, handoff.slot)  # the stream never started
 
     return outermost
 
@@ -282,14 +290,19 @@ class SessionStreamView(SessionView):
         if form == "sse" and start > 0 and ended_before(session.pk, start):
             return HttpResponse(status=204)  # EventSource stops reconnecting on 204
         content_type = SSE if form == "sse" else NDJSON
+        # 429 at the tenant's cap. The caller's tenant is in hand already (its token's
+        # principal); only dev mode's anonymous caller may stream another tenant's session.
+        user = caller(request)
+        tenant = user.tenant if user.tenant.pk == session.tenant_id else session.tenant
+        slot = stream_quota.open_stream(tenant)
         handoff = getattr(request, "scope", {}).get(DETACHED)
         if isinstance(handoff, Handoff):
             handoff.session_id, handoff.start_index = session.pk, start
-            handoff.form, handoff.heartbeat = form, heartbeat
+            handoff.form, handoff.heartbeat, handoff.slot = form, heartbeat, slot
             response = StreamingHttpResponse(_nothing(), content_type=content_type)
         else:
             response = StreamingHttpResponse(
-                stream_chunks(session.pk, start, form, heartbeat), content_type=content_type
+                stream_chunks(session.pk, start, slot, form, heartbeat), content_type=content_type
             )
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"

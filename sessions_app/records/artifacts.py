@@ -30,6 +30,7 @@ from agent_platform.conf import platform_settings
 from agents import events
 from agents.events import EventType
 from agents.registry import surface_for_session
+from sessions_app import quotas
 from sessions_app.eventlog import append_event
 from sessions_app.models import Artifact, FileScope, Session, StoredFile
 
@@ -133,6 +134,7 @@ def tag(
         "expires_at": now + retention if retention is not None else None,
     }
     with transaction.atomic():
+        quotas.admit_bytes(session.tenant_id, size)  # the tenant's stored bytes (413 past them)
         artifact, created = Artifact.objects.select_for_update().get_or_create(
             session=session, kind=kind, name=name, defaults={**fields, "created_at": now}
         )

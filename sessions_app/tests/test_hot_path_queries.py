@@ -47,22 +47,24 @@ def statements(call):
     return response, sent
 
 
-def test_a_create_is_three_statements_and_a_transaction(client):
+def test_a_create_is_five_statements_and_a_transaction(client):
     response, sent = statements(lambda: client.post("/weather/v1/session", {"message": "hi"}, format="json"))
     assert response.status_code == 201, response.content
-    # The agent; the session with its first turn; its first events (the indexes reserved in the same statement).
-    assert len(sent) == 5 and sent[1] == "BEGIN" and sent[-1] == "COMMIT", sent
+    # The agent; the tenant's lock and its quota counts (sessions_app.quotas: two statements,
+    # as a count made in the lock's statement would not see what committed while it waited);
+    # the session with its first turn; its first events (the indexes reserved in the same statement).
+    assert len(sent) == 7 and sent[1] == "BEGIN" and sent[-1] == "COMMIT", sent
 
 
-def test_a_follow_up_is_five_statements_and_a_transaction(client):
+def test_a_follow_up_is_seven_statements_and_a_transaction(client):
     session_id = client.post("/weather/v1/session", {"message": "hi"}, format="json").json()["sessionId"]
     Turn.objects.filter(session_id=session_id).update(status=TurnStatus.COMPLETED)  # no worker here: as one would
     url = f"/weather/v1/session/{session_id}"
     response, sent = statements(lambda: client.post(url, {"message": "more"}, format="json"))
     assert response.status_code == 202, response.content
-    # The session with its agent; the lock and token rotation; the active turns; the new
-    # turn; its message event.
-    assert len(sent) == 7 and sent[1] == "BEGIN" and sent[-1] == "COMMIT", sent
+    # The session with its agent; the lock and token rotation; the active turns; the
+    # tenant's lock and its quota counts; the new turn; its message event.
+    assert len(sent) == 9 and sent[1] == "BEGIN" and sent[-1] == "COMMIT", sent
     assert Session.objects.get(pk=session_id).continuation_token == response.json()["continuationToken"]
 
 

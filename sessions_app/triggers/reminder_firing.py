@@ -15,6 +15,7 @@ from agent_platform.conf import platform_settings
 from agents.registry import served_row
 from sessions_app import services
 from sessions_app.models import Admission, Reminder, ReminderStatus, Session, SessionMode, Turn
+from sessions_app.quotas import QuotaError
 from sessions_app.triggers.reminders import FIRE_BATCH, ReminderDropped, ReminderNotFound, ReminderNotPending
 
 logger = logging.getLogger("sessions_app.triggers.reminders")
@@ -84,7 +85,7 @@ def _deliver(reminder: Reminder) -> Turn | None:
                 extra={"source": "reminder", "reminderId": reminder.pk},
                 rotate_token=False,
             )
-        except services.SessionError as refused:  # a refusal is final: retrying would block the sweep
+        except (services.SessionError, QuotaError) as refused:  # a refusal is final: retrying would block the sweep
             logger.info("reminder %s refused by session %s: %s", reminder.pk, session.pk, refused)
     if turn is None:
         logger.info("reminder %s dropped: session %s takes no follow-up", reminder.pk, session.pk)

@@ -50,6 +50,7 @@ from sessions_app.authored_channels import ChannelSender, run_to_completion
 from sessions_app.host import host_for_agent
 from sessions_app.models import ScheduleFire, ScheduleFireStatus, SessionMode, Turn, TurnStatus
 from sessions_app.queues import QueueKind, TaskName, queue_name
+from sessions_app.quotas import QuotaError
 from sessions_app.triggers.principals import service_principal, trigger_tenant
 
 logger = logging.getLogger(__name__)
@@ -296,16 +297,22 @@ def _run(agent: Agent, surface: AgentSurface, schedule_id: str, schedule: sdk.Sc
     principal = service_principal(agent, CHANNEL)
     sender = ChannelSender(agent, surface, principal, CHANNEL, platform_settings.DEFAULT_MODEL)
     if schedule.prompt is not None:
-        session, _ = services.start_session(
-            agent,
-            surface,
-            principal,
-            message=schedule.prompt,
-            mode=SessionMode.TASK,
-            title=schedule.title or schedule_id,
-            channel=CHANNEL,
-            default_model=platform_settings.DEFAULT_MODEL,
-        )
+        try:
+            session, _ = services.start_session(
+                agent,
+                surface,
+                principal,
+                message=schedule.prompt,
+                mode=SessionMode.TASK,
+                title=schedule.title or schedule_id,
+                channel=CHANNEL,
+                default_model=platform_settings.DEFAULT_MODEL,
+            )
+        except QuotaError as refused:  # the tenant's quota or budget: this fire is not run, the next may be
+            logger.warning("schedule %r fire refused: %s", schedule_id, refused, extra={"agent_slug": agent.slug})
+            fire.status, fire.error = ScheduleFireStatus.FAILED, f"{refused.code}: {refused}"
+            fire.save(update_fields=["status", "error"])
+            return
         fire.session_ids = [session.pk]
         fire.status = ScheduleFireStatus.DONE
         fire.save(update_fields=["session_ids", "status"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_platform.models import Tenant
 from sessions_app.models import LogLine, ScheduleFire, ScheduleFireStatus, Session
 from sessions_app.triggers.schedules import fire_schedule, fire_time
 
@@ -80,3 +81,14 @@ def test_a_fire_in_dev_mode_or_of_a_schedule_that_is_gone_does_nothing(clock, se
     settings.PLATFORM = {**settings.PLATFORM, "DEV": True}
     assert fire_schedule(clock, "minutely", now=at) is None
     assert not ScheduleFire.objects.exists() and not Session.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_fire_refused_by_the_tenants_budget_is_recorded_failed_and_starts_nothing(clock):
+    # A shared agent's schedules start their sessions in the SHARED_AGENTS_TENANT ("local").
+    Tenant.objects.get_or_create(slug="local", defaults={"monthly_budget_usd": 0})
+    Tenant.objects.filter(slug="local").update(monthly_budget_usd=0)
+    fire = fire_schedule(clock, "minutely", now=datetime(2026, 12, 1, 12, 1, 2, tzinfo=UTC))
+    assert fire is not None and fire.status == ScheduleFireStatus.FAILED
+    assert fire.error.startswith("budget_exhausted")
+    assert not Session.objects.filter(agent__slug=clock).exists()
