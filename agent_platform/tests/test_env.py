@@ -40,3 +40,12 @@ def test_redis_databases_are_swapped_keeping_host_and_credentials():
     assert redis_url_for_db("redis://:pw@cache:6380/5", 1) == "redis://:pw@cache:6380/1"
     with pytest.raises(ImproperlyConfigured):
         redis_url_for_db("http://cache", 0)
+
+
+def test_a_choice_is_one_of_its_values_in_any_case_and_defaults_to_the_first():
+    from agent_platform.env import env_choice
+
+    assert env_choice("X", ("plain", "json"), {}) == "plain"
+    assert env_choice("X", ("plain", "json"), {"X": " JSON "}) == "json"
+    with pytest.raises(ImproperlyConfigured, match="X='xml' is not one of plain, json"):
+        env_choice("X", ("plain", "json"), {"X": "xml"})
