@@ -173,6 +173,9 @@ def test_the_proxy_limits_bodies_and_keeps_streams_open_and_unbuffered():
     for directive in ("max_size {$PROXY_MAX_BODY:2MB}", "flush_interval -1", "read_timeout 0", "stream_close_delay"):
         assert directive in caddyfile, directive
     assert "dynamic a" in caddyfile and "name web" in caddyfile  # every web replica
+    # Its health probe names a host the platform always allows (a replica's IP is not one).
+    assert "Host localhost" in caddyfile
+    assert resolved()["web"]["environment"]["ALLOWED_HOSTS"].startswith("localhost,127.0.0.1,")
 
 
 def test_the_app_image_serves_the_mounted_agents():
