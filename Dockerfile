@@ -57,6 +57,9 @@ CMD ["python", "-m", "pytest"]
 FROM base AS app
 
 COPY . .
+# The agents served are not the image's: compose bind-mounts AGENTS_DIR here
+# (docker run -v "$PWD/examples:/agents:ro" ... likewise).
+ENV AGENTS_DIR=/agents
 
 # Settings refuse to load in the distributed form without SECRET_KEY, and
 # DATABASE_URL selects Postgres; collectstatic never connects, so dummy values
@@ -65,7 +68,7 @@ RUN DATABASE_URL=postgres://build:build@localhost:5432/build \
     SECRET_KEY=build-only-not-secret \
     python manage.py collectstatic --noinput
 
-RUN mkdir -p /app/var/workspaces \
+RUN mkdir -p /app/var/workspaces /agents \
     && chown -R app:app /app/var
 USER app
 

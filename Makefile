@@ -32,12 +32,15 @@ INSPECTOR := tools/mcp-inspector/node_modules/.bin/mcp-inspector
 
 .PHONY: run test check lint typecheck migrations-check clean mcp-inspector
 
+# The first `make run` installs for a minute or two: it says so and shows pip's progress
+# (each package, with a progress bar on a terminal). `make test` stays quiet (CI logs).
 $(PY):
+	@echo "Creating $(VENV) and installing the platform's dependencies (the first time takes a minute or two)..."
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(VENV)/.run-installed: requirements.txt | $(PY)
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --progress-bar on -r requirements.txt
 	touch $@
 
 $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(PY)

@@ -116,8 +116,11 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
         # Agents that export OpenTelemetry (sessions_app/tests/test_telemetry.py) do so soon.
         "OTEL_BSP_SCHEDULE_DELAY": "100",
         "OTEL_METRIC_EXPORT_INTERVAL": "200",
+        # One JSON object per log line (agent_platform/tests/test_request_ids.py reads them).
+        "LOG_FORMAT": "json",
     }
-    log = (tmp_path_factory.mktemp("worker-log") / "worker.log").open("w")
+    log_path = tmp_path_factory.mktemp("worker-log") / "worker.log"
+    log = log_path.open("w")
     worker = subprocess.Popen(
         [
             sys.executable,
@@ -141,6 +144,7 @@ def celery_worker_process(django_db_setup, django_db_blocker, live_agents_dir, t
     )
     worker.queue = queue  # type: ignore[attr-defined]
     worker.var_dir = Path(env["PLATFORM_VAR_DIR"])  # type: ignore[attr-defined]
+    worker.log_path = log_path  # type: ignore[attr-defined]
     yield worker
     os.killpg(worker.pid, signal.SIGTERM)
     try:

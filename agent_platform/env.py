@@ -80,6 +80,20 @@ def env_float(
     return number
 
 
+def env_choice(name: str, choices: tuple[str, ...], environ: Mapping[str, str] = os.environ) -> str:
+    """One of ``choices`` (any case, returned lower-cased); unset or empty gives the first.
+
+    Raises:
+        ImproperlyConfigured: for any other value.
+    """
+    value = env_str(name, environ=environ).lower()
+    if not value:
+        return choices[0]
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} is not one of {', '.join(choices)}.")
+    return value
+
+
 def env_list(name: str, default: list[str], environ: Mapping[str, str] = os.environ) -> list[str]:
     """A comma-separated list with empty items dropped; unset or empty gives ``default``."""
     value = env_str(name, environ=environ)

@@ -25,6 +25,7 @@ from kombu import Queue
 from agent_platform.conf import workspaces_dir
 from agent_platform.env import (
     env_bool,
+    env_choice,
     env_decimal,
     env_fernet_keys,
     env_float,
@@ -137,7 +138,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Outermost: every response carries the Content-Security-Policy, refusals included.
+    # First: every response (a refusal by the middleware below included) carries its
+    # X-Request-ID, and every request its access log line.
+    "agent_platform.request_ids.request_id_and_access_log",
+    # Next: every response carries the Content-Security-Policy, refusals included.
     "agent_platform.csp.content_security_policy",
     # Next: a NUL in the path, query or a cookie is 400 before anything looks it up.
     "agent_platform.errors.MalformedRequestMiddleware",
@@ -260,7 +264,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 CORS_URLS_REGEX = r"(?!)"
 CORS_ALLOWED_ORIGINS: list[str] = []
 CORS_ALLOW_CREDENTIALS = False
-CORS_ALLOW_HEADERS = (*cors_default_headers, "idempotency-key", "last-event-id")
+CORS_ALLOW_HEADERS = (*cors_default_headers, "idempotency-key", "last-event-id", "x-request-id")
+# A page may read the request id it was given (to quote it in a bug report).
+CORS_EXPOSE_HEADERS = ["X-Request-ID"]
 CORS_PREFLIGHT_MAX_AGE = 600
 
 # --- Static files, i18n ------------------------------------------------------------
@@ -610,17 +616,38 @@ else:
 # --- Logging ------------------------------------------------------------------------------------
 
 _LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+# plain: one readable line per record; json: one JSON object per line (docs/logging.md).
+LOG_FORMAT = env_choice("LOG_FORMAT", ("plain", "json"))
+# One agent_platform.access line per HTTP request (method, path, status, duration, request id).
+ACCESS_LOG = env_bool("ACCESS_LOG", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"maintenance_at_debug": {"()": "sessions_app.logs.MaintenanceTasksAtDebug"}},
+    "formatters": {
+        "plain": {"()": "agent_platform.request_ids.PlainLines"},
+        # Extras passed to a log call (tenant_id, session_id, status, ...) become fields too.
+        "json": {
+            "()": "sessions_app.logs.JsonLines",
+            "fmt": ["levelname", "name", "message", "request_id"],
+            "rename_fields": {"levelname": "level", "name": "logger"},
+            "timestamp": "time",
+        },
+    },
+    "filters": {
+        "maintenance_at_debug": {"()": "sessions_app.logs.MaintenanceTasksAtDebug"},
+        "request_id": {"()": "agent_platform.request_ids.RequestIdFilter"},
+    },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain", "level": _LOG_LEVEL},
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "level": _LOG_LEVEL,
+            "filters": ["request_id"],
+        },
         # The platform's lines and what agent code logs (any logger) at INFO+ are also kept
         # in the database for GET /<slug>/v1/logs, whatever LOG_LEVEL; the handler picks
         # them (sessions_app.logs).
-        "database": {"class": "sessions_app.logs.DatabaseLogHandler", "level": "INFO"},
+        "database": {"class": "sessions_app.logs.DatabaseLogHandler", "level": "INFO", "filters": ["request_id"]},
     },
     "root": {"handlers": ["console", "database"], "level": "DEBUG" if _LOG_LEVEL == "DEBUG" else "INFO"},
     "loggers": {

@@ -45,6 +45,9 @@ from typing import TYPE_CHECKING, Any
 from django.apps import apps
 from django.conf import settings
 from django.db import connection, connections, transaction
+from pythonjsonlogger.json import JsonFormatter
+
+from agent_platform.request_ids import current_request_id
 
 if TYPE_CHECKING:
     from agents.discovery import AgentSurface
@@ -161,6 +164,7 @@ class DatabaseLogHandler(logging.Handler):
             "tenant_id": _tenant_id(tag("tenant_id")),
             "agent_slug": str(tag("agent_slug") or "")[:100],
             "session_id": str(tag("session_id") or "")[:40],
+            "request_id": str(getattr(record, "request_id", "") or current_request_id())[:100],
         }
 
     def _write(self, fields: dict[str, Any]) -> None:
@@ -183,6 +187,19 @@ class DatabaseLogHandler(logging.Handler):
         finally:
             connections.close_all()
             self._background.release()
+
+
+class JsonLines(JsonFormatter):
+    """``LOG_FORMAT=json``: one JSON object per record (python-json-logger), its extras as
+    fields, and the running agent's tags (``agent_slug``, ``tenant_id``, ``session_id``)
+    on the lines logged inside ``agent_log_tags``, as ``/v1/logs`` has them."""
+
+    def add_fields(self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]) -> None:
+        super().add_fields(log_data, record, message_dict)
+        running = _running_agent.get()
+        for name, value in (running["tags"] if running else {}).items():
+            if value not in (None, "") and log_data.get(name) in (None, ""):
+                log_data[name] = value
 
 
 def keep_info_for_the_database(root: logging.Logger, console_level: int) -> None:

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from agent_platform.ids import new_id
 from agent_platform.models import Principal, Tenant
+from agent_platform.request_ids import current_request_id
 from agents.events import TERMINAL_SESSION_EVENTS, event_record
 from agents.models import Agent, Revision
 
@@ -199,6 +200,8 @@ class Turn(models.Model):
     parked_state = models.JSONField(null=True, blank=True)
     # The messages this turn added to the conversation; the history of the next turn.
     conversation = models.JSONField(default=list, blank=True)
+    # The X-Request-ID of the request that created the turn; its worker logs under it.
+    request_id = models.CharField(max_length=100, blank=True, default=current_request_id)
 
     class Meta:
         ordering = ["-created_at"]
@@ -495,6 +498,7 @@ class LogLine(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     agent_slug = models.CharField(max_length=100, blank=True)
     session_id = models.CharField(max_length=40, blank=True)
+    request_id = models.CharField(max_length=100, blank=True)
 
     class Meta:
         ordering = ["-id"]

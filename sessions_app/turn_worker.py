@@ -27,6 +27,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from agent_platform.conf import platform_settings, workspaces_dir
+from agent_platform.request_ids import request_id
 from agents import events
 from agents.config import runtime_settings
 from agents.discovery import AgentSurface
@@ -178,7 +179,7 @@ def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
     except (OperationalError, InterfaceError):
         raise
     except Exception as failure:
-        logger.exception("turn %s failed inside the platform", turn.pk, extra=_tags(turn))
+        logger.exception("turn %s failed inside the platform", turn.pk, extra=_line_tags(turn))
         _platform_failure(turn, failure)
         return None
 
@@ -187,6 +188,11 @@ def _tags(turn: Turn) -> dict[str, Any]:
     """Log tags that put the line on the agent's /v1/logs."""
     session = turn.session
     return {"agent_slug": session.agent.slug, "session_id": session.pk, "tenant_id": session.tenant_id}
+
+
+def _line_tags(turn: Turn) -> dict[str, Any]:
+    """``_tags`` and the request id, for the platform's own lines about the turn."""
+    return {**_tags(turn), "request_id": turn.request_id}
 
 
 def _platform_failure(turn: Turn, failure: Exception) -> None:
@@ -286,8 +292,9 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
             body = resume_turn(started.surface, request, state, started.decisions, sink, settings, started.journal)
         else:
             body = run_turn(started.surface, request, sink, settings, started.journal)
-        # The task copies the context: what the agent's code logs (any logger) is the agent's.
-        with agent_log_tags(started.surface, **_tags(turn)):
+        # The task copies the context: what the agent's code logs (any logger) is the agent's,
+        # under the id of the request that asked for the turn.
+        with agent_log_tags(started.surface, **_tags(turn)), request_id(turn.request_id):
             task = asyncio.ensure_future(_then_drain(sink, body))
         lease_lost = False
 
@@ -314,11 +321,11 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
         await loop.db(_end, turn, outcome, len(request.history), started.surface)
     except StaleAttempt:
         # Another worker took the turn up (this one's lease ran out): it is theirs now.
-        logger.warning("turn %s: attempt %d was overtaken; stopped", turn.pk, turn.attempts, extra=_tags(turn))
+        logger.warning("turn %s: attempt %d was overtaken; stopped", turn.pk, turn.attempts, extra=_line_tags(turn))
     except (OperationalError, InterfaceError):
         raise  # the database, not the turn: the task retries and resumes it from the log
     except Exception as failure:
-        logger.exception("turn %s failed inside the platform", turn.pk, extra=_tags(turn))
+        logger.exception("turn %s failed inside the platform", turn.pk, extra=_line_tags(turn))
         await loop.db(_platform_failure, turn, failure)
 
 

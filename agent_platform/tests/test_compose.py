@@ -1,7 +1,11 @@
-"""docker-compose.yml: the application services restart by themselves, and the file is valid."""
+"""docker-compose.yml: the application services restart by themselves, the file is valid,
+it refuses to run without its secrets, migrates once before any replica starts, mounts
+the agents, and serves through a proxy that keeps streams open."""
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,6 +14,17 @@ import pytest
 import yaml
 
 COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
+CADDYFILE = COMPOSE.parent / "deploy" / "Caddyfile"
+SECRETS = {"SECRET_KEY": "not-a-real-secret", "POSTGRES_PASSWORD": "not-a-real-password"}
+NO_COMPOSE = "needs docker-compose (validates offline)"
+needs_compose = pytest.mark.skipif(not shutil.which("docker-compose"), reason=NO_COMPOSE)
+
+
+def compose(*args: str, **environ: str) -> subprocess.CompletedProcess[str]:
+    """``docker-compose -f docker-compose.yml ARGS`` with only PATH and ``environ`` set."""
+    env = {"PATH": os.environ.get("PATH", ""), **environ}
+    command = ["docker-compose", "-f", str(COMPOSE), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=COMPOSE.parent)
 
 
 def test_web_worker_and_beat_are_restarted_by_docker_when_they_exit():
@@ -18,12 +33,18 @@ def test_web_worker_and_beat_are_restarted_by_docker_when_they_exit():
     assert policies == dict.fromkeys(policies, "unless-stopped")
 
 
-@pytest.mark.skipif(not shutil.which("docker-compose"), reason="needs docker-compose (validates offline)")
+@needs_compose
 def test_the_compose_file_is_valid():
-    checked = subprocess.run(
-        ["docker-compose", "-f", str(COMPOSE), "config", "-q"], capture_output=True, text=True, timeout=60
-    )
+    checked = compose("config", "-q", **SECRETS)
     assert checked.returncode == 0, checked.stderr
+
+
+@needs_compose
+@pytest.mark.parametrize("missing", sorted(SECRETS))
+def test_compose_refuses_to_run_without_each_secret(missing):
+    checked = compose("config", "-q", **{name: value for name, value in SECRETS.items() if name != missing})
+    assert checked.returncode != 0
+    assert f"set {missing}" in checked.stderr
 
 
 def test_the_worker_takes_its_pool_and_concurrency_from_settings():
@@ -50,9 +71,11 @@ def test_a_plain_up_starts_no_test_service_and_the_test_profile_holds_all_three(
     assert {name for name, service in services().items() if not service.get("profiles")} == {
         "postgres",
         "redis",
+        "migrate",
         "web",
         "worker",
         "beat",
+        "proxy",
     }
 
 
@@ -87,12 +110,75 @@ def test_the_tests_image_is_the_dockerfiles_test_stage_and_a_plain_build_is_stil
     assert stages[-1] == "app"
 
 
-@pytest.mark.skipif(not shutil.which("docker-compose"), reason="needs docker-compose (validates offline)")
+@needs_compose
 def test_the_compose_file_is_valid_with_the_test_profile():
-    checked = subprocess.run(
-        ["docker-compose", "-f", str(COMPOSE), "--profile", "test", "config", "-q"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    checked = compose("--profile", "test", "config", "-q", **SECRETS)
     assert checked.returncode == 0, checked.stderr
+
+
+# Deployable: one migration, scalable web, agents mounted, variables passed through, a proxy.
+
+
+@functools.cache
+def resolved() -> dict:
+    """The services as compose resolves them (anchors merged, variables substituted); one
+    ``docker-compose config`` for the module."""
+    if not shutil.which("docker-compose"):
+        pytest.skip(NO_COMPOSE)
+    checked = compose("config", **SECRETS, AGENTS_DIR="/srv/agents", OTEL_EXPORTER_OTLP_ENDPOINT="http://otel:4318")
+    assert checked.returncode == 0, checked.stderr
+    return yaml.safe_load(checked.stdout)["services"]
+
+
+def test_one_migrate_runs_once_and_every_app_service_waits_for_it_to_succeed():
+    services = resolved()
+    migrate = services["migrate"]
+    assert migrate["command"] == ["python", "manage.py", "migrate", "--noinput"]
+    assert migrate["restart"] == "no"
+    for name in ("web", "worker", "beat"):
+        assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}, name
+        assert "migrate" not in " ".join(services[name]["command"]), name
+
+
+def test_web_publishes_no_port_so_it_scales_and_the_proxy_is_the_way_in():
+    assert "ports" not in resolved()["web"]
+    proxy = services()["proxy"]
+    assert proxy["depends_on"] == {"web": {"condition": "service_healthy"}}
+    # Loopback unless PUBLISH_ADDRESS says otherwise.
+    assert proxy["ports"] and all(port.startswith("${PUBLISH_ADDRESS:-127.0.0.1}:") for port in proxy["ports"])
+
+
+def test_the_agents_are_a_read_only_bind_mount_of_agents_dir():
+    services = resolved()
+    for name in ("migrate", "web", "worker", "beat"):
+        service = services[name]
+        assert service["environment"]["AGENTS_DIR"] == "/agents", name
+        assert "/srv/agents:/agents:ro" in service["volumes"], name
+
+
+def test_secrets_come_from_the_environment_and_provider_and_otel_variables_pass_through():
+    web = resolved()["web"]["environment"]
+    assert web["SECRET_KEY"] == SECRETS["SECRET_KEY"]
+    assert f":{SECRETS['POSTGRES_PASSWORD']}@postgres:" in web["DATABASE_URL"]
+    assert web["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel:4318"
+    # Unset on this machine: passed as unset (null), not as an empty string.
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SERVICE_NAME"):
+        assert name in web and web[name] is None, name
+
+
+def test_the_proxy_limits_bodies_and_keeps_streams_open_and_unbuffered():
+    caddyfile = CADDYFILE.read_text()
+    proxy = services()["proxy"]
+    assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in proxy["volumes"]
+    for directive in ("max_size {$PROXY_MAX_BODY:2MB}", "flush_interval -1", "read_timeout 0", "stream_close_delay"):
+        assert directive in caddyfile, directive
+    assert "dynamic a" in caddyfile and "name web" in caddyfile  # every web replica
+    # Its health probe names a host the platform always allows (a replica's IP is not one).
+    assert "Host localhost" in caddyfile
+    assert resolved()["web"]["environment"]["ALLOWED_HOSTS"].startswith("localhost,127.0.0.1,")
+
+
+def test_the_app_image_serves_the_mounted_agents():
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text()
+    app_stage = dockerfile[dockerfile.index("FROM base AS app") :]
+    assert "AGENTS_DIR=/agents" in app_stage

@@ -104,3 +104,26 @@ def test_the_embedded_form_runs_turns_on_its_own_worker_threads(embedded_server)
         time.sleep(0.1)
     assert types[-2:] == ["turn.completed", "session.waiting"], types
     assert "action.result" in types
+
+
+def test_agent_serve_writes_an_access_line_per_request_with_its_request_id(embedded_server):
+    base, var = embedded_server
+    request = urllib.request.Request(f"{base}/weather/v1/health", headers={"X-Request-ID": "req-serve-1"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert response.headers["X-Request-ID"] == "req-serve-1"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{base}/no-such-agent/v1/health", timeout=5)
+    with refused.value:
+        made_up = refused.value.headers["X-Request-ID"]
+        assert refused.value.code == 404 and len(made_up) == 32
+    deadline = time.monotonic() + 5
+    while True:  # the server's console is a file it writes as it goes
+        lines = (var / "serve.log").read_text().splitlines()
+        ids = ("req-serve-1", made_up)
+        mine = [line for line in lines if "agent_platform.access" in line and any(i in line for i in ids)]
+        if len(mine) == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert mine[0].split(" INFO ")[1].startswith("agent_platform.access [req-serve-1]: GET /weather/v1/health 200 ")
+    assert f"[{made_up}]: GET /no-such-agent/v1/health 404 " in mine[1]
+    assert mine[0].endswith("ms")

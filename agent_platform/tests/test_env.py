@@ -51,3 +51,12 @@ def test_secrets_keys_are_fernet_keys_in_order_and_a_bad_one_is_named_by_positio
     with pytest.raises(ImproperlyConfigured, match="key 2 of 2 is not a Fernet key") as refused:
         env_fernet_keys("K", {"K": f"{first},hunter2-not-a-key"})
     assert "hunter2" not in str(refused.value)
+
+
+def test_a_choice_is_one_of_its_values_in_any_case_and_defaults_to_the_first():
+    from agent_platform.env import env_choice
+
+    assert env_choice("X", ("plain", "json"), {}) == "plain"
+    assert env_choice("X", ("plain", "json"), {"X": " JSON "}) == "json"
+    with pytest.raises(ImproperlyConfigured, match="X='xml' is not one of plain, json"):
+        env_choice("X", ("plain", "json"), {"X": "xml"})

@@ -40,6 +40,7 @@ def line_record(line: LogLine) -> dict[str, Any]:
         "logger": line.logger,
         "message": line.message,
         "sessionId": line.session_id or None,
+        "requestId": line.request_id or None,
     }
 
 
@@ -72,6 +73,9 @@ class AgentLogsView(AgentView):
                         "logger": serializers.CharField(),
                         "message": serializers.CharField(),
                         "sessionId": serializers.CharField(allow_null=True),
+                        "requestId": serializers.CharField(
+                            allow_null=True, help_text="The X-Request-ID of the request the line was logged for."
+                        ),
                     },
                     many=True,
                 ),

@@ -111,7 +111,7 @@ def test_lines_are_read_on_from_the_cursor(ledger, alice, client_for):
     assert [line["message"] for line in first["lines"]] == ["line 0", "line 1"]
     assert first["next"] == first["lines"][-1]["id"]
     line = first["lines"][0]
-    assert set(line) == {"id", "at", "level", "logger", "message", "sessionId"}
+    assert set(line) == {"id", "at", "level", "logger", "message", "sessionId", "requestId"}
     assert line["level"] == "INFO" and line["logger"] == "sessions_app.tests.logs" and line["sessionId"] is None
     assert line["at"].endswith("Z")
 
