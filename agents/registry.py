@@ -15,6 +15,7 @@ from pathlib import Path
 
 from django.db import IntegrityError, transaction
 
+from agent_platform import rls
 from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
 from agents.config import outbound_policy
@@ -59,7 +60,9 @@ def _directory_folder(slug: str) -> Path | None:
 def get_agent(slug: str) -> Agent | None:
     """The agent served under ``/<slug>/``, or None if there is none."""
     # Unordered: the slug is unique, and ordering one row is most of the query's cost to build.
-    return served_row(slug, next(iter(Agent.objects.filter(slug=slug).order_by()[:1]), None))
+    # The platform's map of slugs spans tenants; who may see the agent is visible_to's call.
+    with rls.platform_scope():
+        return served_row(slug, next(iter(Agent.objects.filter(slug=slug).order_by()[:1]), None))
 
 
 def served_row(slug: str, row: Agent | None) -> Agent | None:

@@ -46,6 +46,8 @@ from django.apps import apps
 from django.conf import settings
 from django.db import connection, connections, transaction
 
+from agent_platform import rls
+
 if TYPE_CHECKING:
     from agents.discovery import AgentSurface
 
@@ -170,7 +172,8 @@ class DatabaseLogHandler(logging.Handler):
             return
         self._writing.active = True
         try:
-            with transaction.atomic():
+            # The platform's own log: a line may name another tenant, or none.
+            with rls.platform_scope(), transaction.atomic():
                 LogLine.objects.create(**fields)
         except Exception:  # noqa: BLE001 -- dropped by contract: logging never fails the caller
             return

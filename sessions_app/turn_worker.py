@@ -25,6 +25,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from agent_platform import rls
 from agent_platform.conf import platform_settings, workspaces_dir
 from agents import events
 from agents.config import runtime_settings
@@ -283,8 +284,9 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
             body = resume_turn(started.surface, request, state, started.decisions, sink, settings, started.journal)
         else:
             body = run_turn(started.surface, request, sink, settings, started.journal)
-        # The task copies the context: what the agent's code logs (any logger) is the agent's.
-        with agent_log_tags(started.surface, **_tags(turn)):
+        # The task copies the context: what the agent's code logs (any logger) is the agent's,
+        # and what it reads and writes is its tenant's (claiming and settling are the platform's).
+        with agent_log_tags(started.surface, **_tags(turn)), rls.tenant_scope(turn.session.tenant_id):
             task = asyncio.ensure_future(_then_drain(sink, body))
         lease_lost = False
 

@@ -34,6 +34,7 @@ from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
+from agent_platform import rls
 from agent_platform.body_limit import ASGIApp, Message, Receive, Scope, Send
 from sessions_app.api.base import NON_NEGATIVE_INT, SessionView, non_negative_int
 from sessions_app.models import Event
@@ -81,6 +82,8 @@ class Handoff:
 
     session_id: str | None = None
     start_index: int = 0
+    # The view's row-level security scope (its caller's tenant): the events are read in it.
+    scope: str = rls.NOBODY
 
 
 async def _nothing() -> AsyncIterator[bytes]:
@@ -145,7 +148,8 @@ def detached_streams(app: ASGIApp) -> ASGIApp:
         await app({**scope, DETACHED: handoff}, django_receive, django_send)
         del scope, django_receive, django_send  # not held while the stream is open
         if taken and not gone and handoff.session_id is not None:
-            await _serve(handoff.session_id, handoff.start_index, receive, send)
+            with rls.scope_of(handoff.scope):
+                await _serve(handoff.session_id, handoff.start_index, receive, send)
 
     return outermost
 
@@ -181,7 +185,7 @@ class SessionStreamView(SessionView):
         start = non_negative_int(request, "startIndex", 0)
         handoff = getattr(request, "scope", {}).get(DETACHED)
         if isinstance(handoff, Handoff):
-            handoff.session_id, handoff.start_index = session.pk, start
+            handoff.session_id, handoff.start_index, handoff.scope = session.pk, start, rls.current()
             response = StreamingHttpResponse(_nothing(), content_type=NDJSON)
         else:
             response = StreamingHttpResponse(ndjson_lines(session.pk, start), content_type=NDJSON)
