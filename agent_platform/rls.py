@@ -92,6 +92,14 @@ def scope_of(value: str) -> AbstractContextManager[None]:
     return _scoped(value)
 
 
+def tenant_or_platform_scope() -> AbstractContextManager[None]:
+    """Inside: the current tenant's scope if there is one, else the platform's. For the
+    registry of agents, whose policy shows a tenant its own and the shared ones (what it
+    may see anyway) and which an unauthenticated request (a health check) reads too."""
+    value = _scope.get()
+    return _scoped(value if value.isdigit() else PLATFORM)
+
+
 def no_scope() -> AbstractContextManager[None]:
     """Inside: nothing is visible (the default; for tests and probes)."""
     return _scoped(NOBODY)

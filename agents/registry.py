@@ -60,8 +60,9 @@ def _directory_folder(slug: str) -> Path | None:
 def get_agent(slug: str) -> Agent | None:
     """The agent served under ``/<slug>/``, or None if there is none."""
     # Unordered: the slug is unique, and ordering one row is most of the query's cost to build.
-    # The platform's map of slugs spans tenants; who may see the agent is visible_to's call.
-    with rls.platform_scope():
+    # A tenant's request reads its own agents and the shared ones (another tenant's is
+    # hidden by visible_to anyway); anything else, the platform's map of every slug.
+    with rls.tenant_or_platform_scope():
         return served_row(slug, next(iter(Agent.objects.filter(slug=slug).order_by()[:1]), None))
 
 

@@ -63,6 +63,7 @@ from harness import (
 )
 from mcp_ask import bench_mcp_ask
 from meters import tree_cpu_seconds
+from rls import bench_rls
 from scale import bench_burst, bench_cpu_per_turn, bench_fairness
 from schedules import bench_schedule_lag, write_ticker
 from table import Row, ms, percentile, print_comparison, print_table
@@ -114,6 +115,7 @@ class Sizes:
     mcp_turns: int = 500
     # Issue 16: new sessions of each agent, with an experiment and without.
     ab_sessions: int = 100
+    rls_requests: int = 200
 
 
 QUICK = Sizes(
@@ -137,6 +139,7 @@ QUICK = Sizes(
     mcp_asks=30,
     mcp_turns=100,
     ab_sessions=30,
+    rls_requests=50,
 )
 
 
@@ -617,6 +620,7 @@ BENCHMARKS = (
     "mcp",
     "evals",
     "ab",
+    "rls",
     "embedded",
     "validate",
     "mcp-client",
@@ -728,6 +732,11 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "ab",
                 f"A/B assignment ({sizes.ab_sessions} + {sizes.ab_sessions} sessions)",
                 lambda: bench_ab(stack, sizes.ab_sessions),
+            ),
+            (
+                "rls",
+                f"row-level security ({sizes.rls_requests} requests per route, RLS off and on)",
+                lambda: bench_rls(processes, stack, sizes.rls_requests),
             ),
         ]
         for key, name, bench in steps:

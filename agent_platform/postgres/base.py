@@ -11,7 +11,9 @@ carries and sets ``app.tenant_id`` (a session setting, through psycopg directly 
 Django's query log and counts are unchanged) only when they differ; a request pays one
 round trip when its tenant becomes known. A setting made inside a transaction that is
 rolled back is undone by Postgres, so then the connection's scope counts as unknown and
-is set again before the next statement.
+is set again before the next statement. Each connection is asked once whether RLS binds
+its role; one that it does not bind (a superuser, as in the test suite) is never given a
+scope, so there the scopes cost nothing.
 """
 
 from __future__ import annotations
@@ -26,11 +28,28 @@ from agent_platform import rls
 from agent_platform.pool import check_connection
 
 _SET_SCOPE = "SELECT set_config('app.tenant_id', %s, false)"
+_BOUND = "SELECT NOT (rolsuper OR rolbypassrls) FROM pg_roles WHERE rolname = current_user"
 _UNKNOWN = None
+_NEVER = "never"  # the scope of a connection whose role RLS does not bind
+
+
+def _rls_binds(conn: psycopg.Connection[Any]) -> bool:
+    """Whether row-level security binds the connection's role (asked once per connection:
+    for a superuser or a BYPASSRLS role, the scope is never set, so it costs nothing)."""
+    binds = getattr(conn, "_rls_binds", None)
+    if binds is None:
+        row = conn.execute(_BOUND).fetchone()
+        binds = bool(row and row[0])
+        conn._rls_binds = binds  # type: ignore[attr-defined]
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.commit()
+    return binds
 
 
 def reset_scope(conn: psycopg.Connection[Any]) -> None:
     """The pool's ``reset``: a connection goes back to the pool seeing nothing."""
+    if not getattr(conn, "_rls_binds", False):
+        return  # never set (the role bypasses RLS, or nothing ran on it)
     conn.execute(_SET_SCOPE, (rls.NOBODY,))
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.commit()
@@ -66,8 +85,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         connection = super().get_new_connection(conn_params)
-        # A new connection, or a pooled one reset on its way back: it sees nothing.
-        self._rls_scope, self._rls_set_in_transaction = rls.NOBODY, False
+        # A new connection, or a pooled one reset on its way back: it sees nothing. A role
+        # that RLS does not bind is never given a scope (the same for every scope).
+        bound = _rls_binds(connection)
+        self._rls_scope = rls.NOBODY if bound else _NEVER
+        self._rls_set_in_transaction = False
         return connection
 
     def create_cursor(self, name: str | None = None) -> Any:
@@ -76,7 +98,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _apply_scope(self) -> None:
         wanted = rls.current()
-        if wanted == self._rls_scope or self.connection is None:
+        if wanted == self._rls_scope or self._rls_scope is _NEVER or self.connection is None:
             return
         status = self.connection.info.transaction_status
         if status == psycopg.pq.TransactionStatus.INERROR:
@@ -92,11 +114,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _rollback(self) -> None:
         super()._rollback()  # type: ignore[misc]
-        if self._rls_set_in_transaction:
+        if self._rls_set_in_transaction and self._rls_scope is not _NEVER:
             self._rls_scope = _UNKNOWN
         self._rls_set_in_transaction = False
 
     def _savepoint_rollback(self, sid: str) -> None:
         super()._savepoint_rollback(sid)  # type: ignore[misc]
-        if self._rls_set_in_transaction:
+        if self._rls_set_in_transaction and self._rls_scope is not _NEVER:
             self._rls_scope = _UNKNOWN

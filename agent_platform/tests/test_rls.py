@@ -306,3 +306,15 @@ def test_a_beat_task_as_the_app_role_spans_every_tenant(app_url, two_tenants, li
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert not Session.objects.filter(pk__in=due).exists()
+
+
+def test_compose_connects_as_the_app_role_and_migrates_as_the_owner():
+    import yaml
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    user = re.compile(r"postgres://([^:@]+)")
+    for name in ("web", "worker", "beat"):
+        assert user.match(services[name]["environment"]["DATABASE_URL"])[1] == "agent_platform_app"  # type: ignore[index]
+    owner = user.match(services["web"]["environment"]["DATABASE_MIGRATE_URL"])
+    assert owner is not None and owner[1] == "${POSTGRES_USER"
+    assert "DATABASE_MIGRATE_URL" not in services["worker"]["environment"]
