@@ -165,18 +165,21 @@ class ScopeMiddleware:
 
     The admin (and its dashboard) acts for the signed-in user: a superuser spans every
     tenant, a staff user is their principal's tenant, anyone else sees nothing.
-    Not reset at the end on purpose: a streamed response is read after this returns,
-    and it must still see its tenant's rows.
+    Afterwards the scope before the request is back, except for a streamed response:
+    it is read after this returns, and must still see its tenant's rows.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        reset()
+        token = _scope.set(NOBODY)
         if request.path.startswith("/admin/"):
             enter_for_user(getattr(request, "user", None))
-        return self.get_response(request)
+        response = self.get_response(request)
+        if not response.streaming:
+            restore(token)
+        return response
 
 
 def enter_for_user(user: object) -> None:
