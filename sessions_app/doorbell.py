@@ -51,8 +51,8 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from agent_platform.conf import platform_settings
 from agent_platform import rls
+from agent_platform.conf import platform_settings
 from agent_platform.db import on_pool
 from agent_platform.serving import give_memory_back
 from sessions_app.models import Session
