@@ -11,9 +11,9 @@ def main() -> None:
 
     from agent_platform import rls
 
-    # An operator's command works on every tenant's rows (agent_platform.rls); requests a
-    # command serves start with no scope of their own.
-    rls.enter_platform()
+    # An operator's command works on every tenant's rows (agent_platform.rls), in any of
+    # its threads; requests a command serves start with no scope of their own.
+    rls.make_platform_the_process_default()
     execute_from_command_line(sys.argv)
 
 

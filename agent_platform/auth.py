@@ -217,8 +217,17 @@ def authenticate_websocket(scope: dict[str, Any]) -> AuthenticatedPrincipal | No
         token = protocols[position + 1] if position + 1 < len(protocols) else None
     found = _websocket_caller(scope, headers, token)
     if found is not None:
-        rls.enter_tenant(found.principal.tenant_id)
+        enter_scope_of(found)
     return found
+
+
+def enter_scope_of(user: AuthenticatedPrincipal) -> None:
+    """The rest of the request sees what ``user`` may (``agent_platform.rls``): its tenant;
+    every tenant for the local developer in dev mode, who operates the whole local platform."""
+    if user.sees_all_sessions:
+        rls.enter_platform()
+    else:
+        rls.enter_tenant(user.principal.tenant_id)
 
 
 def _websocket_caller(
@@ -245,7 +254,7 @@ class BearerTokenAuthentication(BaseAuthentication):
         """The caller, whose tenant the rest of the request sees (``agent_platform.rls``)."""
         found = self._caller(request)
         if found is not None:
-            rls.enter_tenant(found[0].principal.tenant_id)
+            enter_scope_of(found[0])
         return found
 
     def _caller(self, request: Request) -> tuple[AuthenticatedPrincipal, ApiToken | None] | None:

@@ -51,9 +51,8 @@ def playground_visitor(request: HttpRequest) -> Visitor:
         rls.enter_tenant(signed_in.tenant.pk)
         return Visitor(AUTH_SESSION, f"{signed_in.tenant.slug}/{signed_in.principal.name}", signed_in.tenant)
     if platform_settings.DEV and is_loopback_request(request):
-        tenant = get_dev_principal().tenant
-        rls.enter_tenant(tenant.pk)
-        return Visitor(AUTH_DEV, "local developer", tenant)
+        rls.enter_platform()  # the local developer operates the whole local platform
+        return Visitor(AUTH_DEV, "local developer", get_dev_principal().tenant)
     return Visitor(AUTH_TOKEN)
 
 

@@ -48,12 +48,23 @@ SETTING = "app.tenant_id"
 NOBODY = ""
 PLATFORM = "*"
 
-_scope: contextvars.ContextVar[str] = contextvars.ContextVar("rls_scope", default=NOBODY)
+_scope: contextvars.ContextVar[str] = contextvars.ContextVar("rls_scope")
+# The scope of a context that entered none (a new thread's): nothing, except in processes
+# that are the operator's own (manage.py commands, the test suite's set-up).
+_process_default = NOBODY
 
 
 def current() -> str:
     """The scope as the connection setting spells it: ``""``, ``"*"`` or a tenant's id."""
-    return _scope.get()
+    return _scope.get(_process_default)
+
+
+def make_platform_the_process_default() -> None:
+    """Code of this process that entered no scope, in any thread, spans every tenant: for
+    ``manage.py`` (an operator's commands) and the test suite's own set-up and checks.
+    Requests still start with no scope (``ScopeMiddleware``)."""
+    global _process_default  # one per process, set at its start
+    _process_default = PLATFORM
 
 
 def _tenant_value(tenant_id: int) -> str:
@@ -96,7 +107,7 @@ def tenant_or_platform_scope() -> AbstractContextManager[None]:
     """Inside: the current tenant's scope if there is one, else the platform's. For the
     registry of agents, whose policy shows a tenant its own and the shared ones (what it
     may see anyway) and which an unauthenticated request (a health check) reads too."""
-    value = _scope.get()
+    value = current()
     return _scoped(value if value.isdigit() else PLATFORM)
 
 
@@ -142,7 +153,7 @@ def found_across_tenants(lookup: Callable[[], R | None]) -> R | None:
     this returns. The usual case, a row of the caller's own tenant, costs one query.
     """
     found = lookup()
-    if found is None and _scope.get() != PLATFORM:
+    if found is None and current() != PLATFORM:
         with platform_scope():
             found = lookup()
     return found
@@ -151,7 +162,7 @@ def found_across_tenants(lookup: Callable[[], R | None]) -> R | None:
 def call_in_scope(func: Callable[P, R]) -> Callable[P, R]:
     """``func`` bound to the current scope, for executors that do not copy the context
     (``loop.run_in_executor``): wherever it runs, it sees what its caller saw."""
-    value = _scope.get()
+    value = current()
 
     def bound(*args: P.args, **kwargs: P.kwargs) -> R:
         with _scoped(value):
