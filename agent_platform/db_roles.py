@@ -60,3 +60,28 @@ def ensure_app_role(alias: str, app_url: str) -> str:
         for statement in grant_statements(name, sql.Identifier(owner).as_string(raw)):
             cursor.execute(statement)
     return role
+
+
+def drop_app_role(alias: str, role: str) -> None:
+    """Take back what ``ensure_app_role`` granted ``role`` in this database and drop it
+    (its sessions are ended first). Run as the owner; for throwaway roles (tests, bench)."""
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_user, current_database()")
+        owner, database = cursor.fetchone()
+        raw = connection.connection
+        name, owner_name = sql.Identifier(role).as_string(raw), sql.Identifier(owner).as_string(raw)
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s AND pid <> pg_backend_pid()",
+            [role],
+        )
+        for statement in [
+            f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {name}",
+            f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {name}",
+            f"REVOKE ALL ON SCHEMA public FROM {name}",
+            f"REVOKE ALL ON DATABASE {sql.Identifier(database).as_string(raw)} FROM {name}",
+            f"ALTER DEFAULT PRIVILEGES FOR ROLE {owner_name} IN SCHEMA public REVOKE ALL ON TABLES FROM {name}",
+            f"ALTER DEFAULT PRIVILEGES FOR ROLE {owner_name} IN SCHEMA public REVOKE ALL ON SEQUENCES FROM {name}",
+            f"DROP ROLE {name}",
+        ]:
+            cursor.execute(statement)
