@@ -10,9 +10,16 @@ from collections.abc import Callable, Iterator
 import pytest
 from rest_framework.test import APIClient
 
+from agent_platform import rls
 from agent_platform.models import Principal
 from agent_platform.tests.factories import PrincipalFactory, TenantFactory, issue_token
 from agent_platform.tests.outage import database_unreachable
+
+# The tests' own set-up and checks (their threads too) are the platform's, across tenants
+# (agent_platform.rls): under a role that row-level security binds, factories and
+# assertions see every row. Requests the tests make start with no scope and enter their
+# caller's tenant as ever.
+rls.make_platform_the_process_default()
 
 
 @pytest.fixture(autouse=True)

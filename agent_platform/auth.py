@@ -28,6 +28,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, CSRFCheck, get_authorization_header
 from rest_framework.request import Request
 
+from agent_platform import rls
 from agent_platform.conf import platform_settings
 from agent_platform.models import ApiToken, Principal, Tenant, hash_token
 
@@ -82,7 +83,7 @@ def optional_caller(request: Request) -> AuthenticatedPrincipal | None:
 
 def get_dev_principal() -> Principal:
     """The principal anonymous loopback calls act as in dev mode (tenant ``local``)."""
-    with transaction.atomic():
+    with rls.platform_scope(), transaction.atomic():
         tenant, _ = Tenant.objects.get_or_create(slug=DEV_TENANT_SLUG, defaults={"name": "Local development"})
         principal, _ = Principal.objects.get_or_create(tenant=tenant, name=DEV_PRINCIPAL_NAME)
     return principal
@@ -126,7 +127,8 @@ def principal_for_token(token: str) -> AuthenticatedPrincipal | None:
         user = remembered[0]
     else:
         generation = _generation
-        row = ApiToken.objects.active().select_related("principal__tenant").filter(token_hash=digest).first()
+        with rls.platform_scope():  # the tenant is what this finds out
+            row = ApiToken.objects.active().select_related("principal__tenant").filter(token_hash=digest).first()
         if row is None:
             _remembered.pop(digest, None)
             return None
@@ -139,7 +141,8 @@ def principal_for_token(token: str) -> AuthenticatedPrincipal | None:
     if user.token is not None:
         if user.token.is_expired:  # a remembered token can expire while remembered
             return None
-        user.token.touch()
+        with rls.platform_scope():
+            user.token.touch()
     return user
 
 
@@ -174,7 +177,8 @@ def principal_for_user(user: Any) -> AuthenticatedPrincipal | None:
     """The principal linked to a signed-in Django user (staff using the playground), or None."""
     if user is None or not getattr(user, "is_authenticated", False):
         return None
-    principal = Principal.objects.select_related("tenant").filter(user_id=user.pk).first()
+    with rls.platform_scope():  # the tenant is what this finds out
+        principal = Principal.objects.select_related("tenant").filter(user_id=user.pk).first()
     return None if principal is None else AuthenticatedPrincipal(principal=principal)
 
 
@@ -220,6 +224,24 @@ def authenticate_websocket(scope: dict[str, Any]) -> AuthenticatedPrincipal | No
     if token is None and "bearer" in protocols:
         position = protocols.index("bearer")
         token = protocols[position + 1] if position + 1 < len(protocols) else None
+    found = _websocket_caller(scope, headers, token)
+    if found is not None:
+        enter_scope_of(found)
+    return found
+
+
+def enter_scope_of(user: AuthenticatedPrincipal) -> None:
+    """The rest of the request sees what ``user`` may (``agent_platform.rls``): its tenant;
+    every tenant for the local developer in dev mode, who operates the whole local platform."""
+    if user.sees_all_sessions:
+        rls.enter_platform()
+    else:
+        rls.enter_tenant(user.principal.tenant_id)
+
+
+def _websocket_caller(
+    scope: dict[str, Any], headers: dict[str, bytes], token: str | None
+) -> AuthenticatedPrincipal | None:
     if token is not None:
         return principal_for_token(token)
     signed_in = principal_for_user(scope.get("user"))
@@ -238,6 +260,13 @@ class BearerTokenAuthentication(BaseAuthentication):
     forms), and in dev mode, loopback calls act as the local developer."""
 
     def authenticate(self, request: Request) -> tuple[AuthenticatedPrincipal, ApiToken | None] | None:
+        """The caller, whose tenant the rest of the request sees (``agent_platform.rls``)."""
+        found = self._caller(request)
+        if found is not None:
+            enter_scope_of(found[0])
+        return found
+
+    def _caller(self, request: Request) -> tuple[AuthenticatedPrincipal, ApiToken | None] | None:
         token = bearer_token(get_authorization_header(request))
         if token is None:
             signed_in = principal_for_user(getattr(request._request, "user", None))

@@ -7,12 +7,13 @@ see ``guard_orphaned_redis_channels``.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import after_setup_logger
+from celery.signals import after_setup_logger, task_postrun, task_prerun
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -85,6 +86,29 @@ def _console_level_from_loglevel(logger: Any, loglevel: int, **_: Any) -> None:
     from sessions_app.logs import keep_info_for_the_database
 
     keep_info_for_the_database(logger, loglevel)
+
+
+# The scope each task ran in before it (a task run eagerly runs inside its caller's).
+_scopes_before: dict[str, contextvars.Token[str]] = {}
+
+
+@task_prerun.connect
+def _tasks_span_tenants(task_id: str, **_: Any) -> None:
+    """A task is the platform's work: sweeps, retention, scheduling, a turn's claim and
+    settling span tenants (``agent_platform.rls``). The turn worker enters the turn's
+    tenant itself for the part that runs the agent's code."""
+    from agent_platform import rls
+
+    _scopes_before[task_id] = rls.enter_platform()
+
+
+@task_postrun.connect
+def _task_scope_ends(task_id: str, **_: Any) -> None:
+    from agent_platform import rls
+
+    token = _scopes_before.pop(task_id, None)
+    if token is not None:
+        rls.restore(token)
 
 
 app = create_app()

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agent_platform import rls
 from agent_platform.auth import get_dev_principal, is_loopback_request, principal_for_user
 from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
@@ -47,8 +48,10 @@ class Visitor:
 def playground_visitor(request: HttpRequest) -> Visitor:
     signed_in = principal_for_user(getattr(request, "user", None))
     if signed_in is not None:
+        rls.enter_tenant(signed_in.tenant.pk)
         return Visitor(AUTH_SESSION, f"{signed_in.tenant.slug}/{signed_in.principal.name}", signed_in.tenant)
     if platform_settings.DEV and is_loopback_request(request):
+        rls.enter_platform()  # the local developer operates the whole local platform
         return Visitor(AUTH_DEV, "local developer", get_dev_principal().tenant)
     return Visitor(AUTH_TOKEN)
 

@@ -65,6 +65,8 @@ def _check_workspaces_are_not_imported(workspaces: Path, imported: list[Path]) -
 _check_workspaces_are_not_imported(workspaces_dir(VAR_DIR), [AGENTS_DIR, BASE_DIR / "examples"])
 
 DATABASE_URL = env_str("DATABASE_URL")
+# The tables' owner, for `manage.py migrate` when DATABASE_URL names the application role.
+DATABASE_MIGRATE_URL = env_str("DATABASE_MIGRATE_URL")
 REDIS_URL = env_str("REDIS_URL")
 EMBEDDED = not DATABASE_URL and not REDIS_URL
 
@@ -156,6 +158,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Each request starts seeing no tenant's rows; authentication enters the caller's.
+    "agent_platform.rls.ScopeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "agent_platform.errors.DatabaseOutageMiddleware",
@@ -233,9 +237,11 @@ if DATABASE_URL:
             "reconnect_timeout": 10,
             "max_idle": 60,
         }
-        # Django's backend, except that the pool checks a connection as it hands it out
-        # with a round trip only when its socket says the server let it go (agent_platform.pool).
-        _database["ENGINE"] = "agent_platform.postgres"
+    # Django's backend, except that the pool checks a connection as it hands it out with a
+    # round trip only when its socket says the server let it go (agent_platform.pool), and
+    # each connection carries the row-level security scope of the code using it
+    # (agent_platform.rls).
+    _database["ENGINE"] = "agent_platform.postgres"
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     _database = {

@@ -11,7 +11,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from agent_platform import readiness
+from agent_platform import readiness, rls
 from agent_platform.admin import staff_tenant
 from agent_platform.auth import get_dev_principal, is_loopback_request
 from agent_platform.conf import platform_settings
@@ -119,7 +119,9 @@ def dashboard_viewer(request: HttpRequest) -> DashboardViewer | None:
             raise PermissionDenied("This account is linked to no principal.")
         return DashboardViewer(tenant)
     if platform_settings.DEV and is_loopback_request(request):
-        return DashboardViewer(get_dev_principal().tenant)
+        tenant = get_dev_principal().tenant
+        rls.enter_tenant(tenant.pk)
+        return DashboardViewer(tenant)
     return None
 
 

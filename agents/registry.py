@@ -19,6 +19,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 
+from agent_platform import rls
 from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
 from agents.config import outbound_policy
@@ -65,7 +66,10 @@ def _directory_folder(slug: str) -> Path | None:
 def get_agent(slug: str) -> Agent | None:
     """The agent served under ``/<slug>/``, or None if there is none."""
     # Unordered: the slug is unique, and ordering one row is most of the query's cost to build.
-    return served_row(slug, next(iter(Agent.objects.filter(slug=slug).order_by()[:1]), None))
+    # A tenant's request reads its own agents and the shared ones (another tenant's is
+    # hidden by visible_to anyway); anything else, the platform's map of every slug.
+    with rls.tenant_or_platform_scope():
+        return served_row(slug, next(iter(Agent.objects.filter(slug=slug).order_by()[:1]), None))
 
 
 def served_row(slug: str, row: Agent | None) -> Agent | None:

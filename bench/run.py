@@ -43,7 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import slack_events as slack
 import tracing
 from ab import bench_ab, write_ab_agents
-from deploy import bench_deploy
 from discovery import generate
 from evals import EVAL_AGENT, bench_evals, write_eval_agent
 from harness import (
@@ -65,10 +64,13 @@ from harness import (
 from mcp_ask import bench_mcp_ask
 from meters import tree_cpu_seconds
 from quotas import bench_quotas
+from rls import bench_rls
 from scale import bench_burst, bench_cpu_per_turn, bench_fairness
 from schedules import bench_schedule_lag, write_ticker
 from table import Row, ms, percentile, print_comparison, print_table
 from turns import AGENT, UNCAPPED, FollowUps, Stack, breakdown_rows, sessions, timed_turn
+
+from deploy import bench_deploy
 
 # The `test` model's `/stream N` yields the deltas "t0 ", "t1 ", ...; coalescing
 # merges them into fewer message.appended events, so deltas are counted as tokens.
@@ -123,6 +125,7 @@ class Sizes:
     sandbox_cold: int = 5
     # Issue 18: new sessions with the quota checks on, and as many with them off.
     quota_sessions: int = 100
+    rls_requests: int = 200
 
 
 QUICK = Sizes(
@@ -150,6 +153,7 @@ QUICK = Sizes(
     sandbox_calls=100,
     sandbox_cold=2,
     quota_sessions=30,
+    rls_requests=50,
 )
 
 
@@ -655,6 +659,7 @@ BENCHMARKS = (
     "ab",
     "deploy",
     "quotas",
+    "rls",
     "embedded",
     "validate",
     "mcp-client",
@@ -772,9 +777,16 @@ def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = f
                 "deploy",
                 f"deployment upload to active ({sizes.deploy_runs} revisions of a 200-tool agent)",
                 lambda: bench_deploy(stack, work, sizes.deploy_runs),
+            ),
+            (
                 "quotas",
                 f"quota checks ({sizes.quota_sessions} + {sizes.quota_sessions} sessions, quotas on and off)",
                 lambda: bench_quotas(processes, stack, sizes.quota_sessions),
+            ),
+            (
+                "rls",
+                f"row-level security ({sizes.rls_requests} requests per route, RLS off and on)",
+                lambda: bench_rls(processes, stack, sizes.rls_requests),
             ),
         ]
         for key, name, bench in steps:

@@ -5,10 +5,12 @@ artifacts (an artifact is its session owner's) and for WebSocket streams."""
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
 
+from agent_platform import rls
 from agent_platform.auth import AuthenticatedPrincipal
 from agent_platform.errors import DomainError
 from agent_platform.rows import columns, instance, width
@@ -42,7 +44,9 @@ def owned_session(agent: Agent, session_id: str, user: AuthenticatedPrincipal) -
         SessionNotFound: no such session on this agent.
         NotSessionOwner: it belongs to someone else (same tenant or not).
     """
-    session = Session.objects.select_related("agent").filter(pk=session_id, agent=agent).first()
+    session = rls.found_across_tenants(  # see find_session
+        lambda: Session.objects.select_related("agent").filter(pk=session_id, agent=agent).first()
+    )
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} on this agent.")
     check_owner(session, user)
@@ -56,17 +60,26 @@ def find_session(agent_slug: str, session_id: str) -> Session | None:
 
     Every session route starts here, so on Postgres the query is written out
     (``agent_platform.rows``): the ORM would spend ten times longer building it.
+
+    Another tenant's session is found too (``agent_platform.rls.found_across_tenants``),
+    because the contract answers its id with 403, not 404: callers check ``may_use`` before
+    anything of the session is used.
     """
     if connection.vendor != "postgresql":
         return Session.objects.select_related("agent").filter(pk=session_id, agent__slug=agent_slug).first()
-    with connection.cursor() as cursor:
-        cursor.execute(_find_session_sql(), [session_id, agent_slug])
-        row = cursor.fetchone()
+    row = rls.found_across_tenants(lambda: _session_row(session_id, agent_slug))
     if row is None:
         return None
     session = instance(Session, row[: width(Session)])
     session.agent = instance(Agent, row[width(Session) :])
     return session
+
+
+def _session_row(session_id: str, agent_slug: str) -> tuple[Any, ...] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(_find_session_sql(), [session_id, agent_slug])
+        row: tuple[Any, ...] | None = cursor.fetchone()
+    return row
 
 
 @functools.cache

@@ -55,6 +55,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from agent_platform import rls
 from agent_platform.conf import platform_settings
 from agent_platform.db import on_pool
 from agent_platform.serving import give_memory_back
@@ -252,7 +253,15 @@ def followers(session_id: str) -> int:
 def _next_indexes(session_ids: Sequence[str]) -> dict[str, int]:
     """``Session.next_event_index`` of each session, in one query (on SQLite, one per
     ``max_query_params`` ids). On Postgres the ids go as one array: ``IN`` with 10,000
-    placeholders costs five times the CPU, holding the interpreter lock meanwhile."""
+    placeholders costs five times the CPU, holding the interpreter lock meanwhile.
+
+    The poll is shared by every stream of the process, whoever's: it reads across tenants
+    (``agent_platform.rls``), whichever stream's context the poll was started in."""
+    with rls.platform_scope():
+        return _read_next_indexes(session_ids)
+
+
+def _read_next_indexes(session_ids: Sequence[str]) -> dict[str, int]:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             # The table name is ours; the ids are one parameter.

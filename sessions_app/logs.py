@@ -47,6 +47,7 @@ from django.conf import settings
 from django.db import connection, connections, transaction
 from pythonjsonlogger.json import JsonFormatter
 
+from agent_platform import rls
 from agent_platform.request_ids import current_request_id
 
 if TYPE_CHECKING:
@@ -174,7 +175,8 @@ class DatabaseLogHandler(logging.Handler):
             return
         self._writing.active = True
         try:
-            with transaction.atomic():
+            # The platform's own log: a line may name another tenant, or none.
+            with rls.platform_scope(), transaction.atomic():
                 LogLine.objects.create(**fields)
         except Exception:  # noqa: BLE001 -- dropped by contract: logging never fails the caller
             return

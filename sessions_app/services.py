@@ -16,6 +16,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agent_platform import rls
 from agent_platform.auth import AuthenticatedPrincipal
 from agent_platform.errors import DomainError
 from agent_platform.models import Principal
@@ -89,7 +90,9 @@ def session_for_token(token: str, agent: Agent, user: AuthenticatedPrincipal) ->
         StaleContinuationToken: the token was valid once but has been rotated since.
     """
     session_part = token.removeprefix("ct_").partition(".")[0]
-    session = Session.objects.select_related("agent").filter(pk=f"ses_{session_part}", agent=agent).first()
+    session = rls.found_across_tenants(  # another tenant's session is 403 too, as by id
+        lambda: Session.objects.select_related("agent").filter(pk=f"ses_{session_part}", agent=agent).first()
+    )
     if session is None or not token.startswith("ct_"):
         raise UnknownContinuationToken("No session of this agent has this continuation token.")
     check_owner(session, user)

@@ -39,6 +39,7 @@ from typing import Any, ParamSpec, TypeVar
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
+from agent_platform import rls
 from agent_platform.conf import platform_settings
 from sessions_app.fair_slots import FairSlots
 from sessions_app.models import Turn
@@ -128,7 +129,8 @@ class TurnLoop:
     async def db(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``func(*args, **kwargs)`` on a database thread, awaited; while the threads are
         all busy, the tenants' calls take turns (``turn_tenant``)."""
-        call = functools.partial(_borrowing_a_connection, func, *args, **kwargs)
+        # An executor does not carry the context: the call sees the caller's rows.
+        call = rls.call_in_scope(functools.partial(_borrowing_a_connection, func, *args, **kwargs))
         async with self._db_slots.slot(turn_tenant.get()):
             return await self.loop.run_in_executor(self._db, call)
 
@@ -156,6 +158,7 @@ class TurnLoop:
     # --- leases and cancel flags, for all running turns at once ----------------------------
 
     async def _watch_running_turns(self) -> None:
+        rls.enter_platform()  # this process's turns, whoever's they are
         lease_seconds = platform_settings.TURN_LEASE_SECONDS
         renew_every = max(lease_seconds / 3, CANCEL_POLL_SECONDS)
         last_renewal = self.loop.time()

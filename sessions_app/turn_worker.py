@@ -26,6 +26,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from agent_platform import rls
 from agent_platform.conf import platform_settings, workspaces_dir
 from agent_platform.request_ids import request_id
 from agents import events
@@ -293,8 +294,13 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
         else:
             body = run_turn(started.surface, request, sink, settings, started.journal)
         # The task copies the context: what the agent's code logs (any logger) is the agent's,
-        # under the id of the request that asked for the turn.
-        with agent_log_tags(started.surface, **_tags(turn)), request_id(turn.request_id):
+        # under the id of the request that asked for the turn, and what it reads and writes is
+        # its tenant's (claiming and settling are the platform's).
+        with (
+            agent_log_tags(started.surface, **_tags(turn)),
+            request_id(turn.request_id),
+            rls.tenant_scope(turn.session.tenant_id),
+        ):
             task = asyncio.ensure_future(_then_drain(sink, body))
         lease_lost = False
 

@@ -15,7 +15,11 @@ import yaml
 
 COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
 CADDYFILE = COMPOSE.parent / "deploy" / "Caddyfile"
-SECRETS = {"SECRET_KEY": "not-a-real-secret", "POSTGRES_PASSWORD": "not-a-real-password"}
+SECRETS = {
+    "SECRET_KEY": "not-a-real-secret",
+    "POSTGRES_PASSWORD": "not-a-real-password",
+    "APP_DB_PASSWORD": "not-a-real-app-password",
+}
 NO_COMPOSE = "needs docker-compose (validates offline)"
 needs_compose = pytest.mark.skipif(not shutil.which("docker-compose"), reason=NO_COMPOSE)
 
@@ -159,7 +163,7 @@ def test_the_agents_are_a_read_only_bind_mount_of_agents_dir():
 def test_secrets_come_from_the_environment_and_provider_and_otel_variables_pass_through():
     web = resolved()["web"]["environment"]
     assert web["SECRET_KEY"] == SECRETS["SECRET_KEY"]
-    assert f":{SECRETS['POSTGRES_PASSWORD']}@postgres:" in web["DATABASE_URL"]
+    assert f"agent_platform_app:{SECRETS['APP_DB_PASSWORD']}@postgres:" in web["DATABASE_URL"]
     assert web["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel:4318"
     # Unset on this machine: passed as unset (null), not as an empty string.
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SERVICE_NAME"):

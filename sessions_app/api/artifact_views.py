@@ -22,6 +22,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from agent_platform import rls
 from agent_platform.auth import caller
 from agent_platform.errors import ApiError
 from agents.api.base import AgentView
@@ -162,7 +163,10 @@ class ArtifactContentView(AgentView):
         agent = self.agent
         if not ARTIFACT_ID.fullmatch(artifact_id):
             raise ApiError(400, "invalid", f"{artifact_id[:40]!r} is not an artifact id.")
-        artifact = _live(Artifact.objects.filter(pk=artifact_id, agent=agent)).defer("content").first()
+        # Found across tenants (another tenant's id is 403, not 404); the owner check follows.
+        artifact = rls.found_across_tenants(
+            lambda: _live(Artifact.objects.filter(pk=artifact_id, agent=agent)).defer("content").first()
+        )
         if artifact is None:
             raise ApiError(404, "artifact_not_found", f"No artifact {artifact_id!r} on this agent.")
         user = caller(request)

@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agent_platform import rls
 from agent_platform.auth import caller
 from agent_platform.conf import platform_settings
 from agents.api.base import MAX_SLUG_CHARS, AgentView
@@ -111,7 +112,11 @@ class PackRouteView(APIView):
         http = authored_channels.channel_request(
             "POST", request.path, dict(request.headers), request.body, request.query_params.dict()
         )
-        answer = route.handler(packs.PackCall(agent, surface, channel_name, channel, http))
+        # No caller's token here: the pack verifies the delivery and finds the service
+        # principal of the agent's tenant itself, so it runs in the platform's scope
+        # (agent_platform.rls), as the other triggers (schedules, reminders) do.
+        with rls.platform_scope():
+            answer = route.handler(packs.PackCall(agent, surface, channel_name, channel, http))
         return Response(answer.body, status=answer.status)
 
 

@@ -43,6 +43,7 @@ from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
+from agent_platform import rls
 from agent_platform.auth import caller
 from agent_platform.body_limit import ASGIApp, Message, Receive, Scope, Send
 from agent_platform.errors import ApiError
@@ -119,6 +120,8 @@ class Handoff:
     form: Format = "ndjson"
     heartbeat: bool = False
     slot: StreamSlot | None = None
+    # The view's row-level security scope (its caller's tenant): the events are read in it.
+    scope: str = rls.NOBODY
 
 
 async def _nothing() -> AsyncIterator[bytes]:
@@ -189,7 +192,8 @@ def detached_streams(app: ASGIApp) -> ASGIApp:
         await app({**scope, DETACHED: handoff}, django_receive, django_send)
         del scope, django_receive, django_send  # not held while the stream is open
         if taken and not gone and handoff.session_id is not None and handoff.slot is not None:
-            await _serve(handoff, receive, send)
+            with rls.scope_of(handoff.scope):
+                await _serve(handoff, receive, send)
         elif handoff.slot is not None:
             await asyncio.to_thread(stream_quota.release, handoff.slot)  # the stream never started
 
@@ -297,7 +301,7 @@ class SessionStreamView(SessionView):
         slot = stream_quota.open_stream(tenant)
         handoff = getattr(request, "scope", {}).get(DETACHED)
         if isinstance(handoff, Handoff):
-            handoff.session_id, handoff.start_index = session.pk, start
+            handoff.session_id, handoff.start_index, handoff.scope = session.pk, start, rls.current()
             handoff.form, handoff.heartbeat, handoff.slot = form, heartbeat, slot
             response = StreamingHttpResponse(_nothing(), content_type=content_type)
         else:

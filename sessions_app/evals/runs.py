@@ -19,6 +19,7 @@ from typing import Any
 from django.db import IntegrityError, close_old_connections, connections, transaction
 from django.utils import timezone
 
+from agent_platform import rls
 from agent_platform.conf import platform_settings
 from agent_platform.errors import DomainError
 from agent_platform.models import Principal
@@ -303,7 +304,9 @@ async def _run_async(run: EvalRun, surface: AgentSurface, todo: list[str], limit
 
 def _closing(function: Any, *args: Any) -> Any:
     try:
-        return function(*args)
+        # A bare executor thread carries no scope: an eval run is the platform's work.
+        with rls.platform_scope():
+            return function(*args)
     finally:
         connections.close_all()
 
