@@ -1,7 +1,7 @@
 """The Python client (``agent_platform_client``, installed from clients/python) against
 a live platform: daphne and a Celery worker on the test database, one server for the
 module. Sessions, streams resumed after the connection is cut, approvals, tool calls,
-eval runs, errors, and ``agent run --url``."""
+eval runs, deployments (their turns run in the sandbox), errors, and ``agent run --url``."""
 
 from __future__ import annotations
 
@@ -193,3 +193,21 @@ def test_sse_parsing_follows_the_standard():
             ("message", "{}", "7"),
         ]
         assert messages[2].retry == 10
+
+
+def test_deploy_an_agent_activate_it_and_run_a_turn_on_it(server, token, alice):
+    from agent_platform.tests.factories import staff_user_for
+    from agents.tests.deploying import tar_gz
+
+    staff_user_for(alice)
+    with Client(server.url, token) as client:
+        assert client.create_agent("cli-revs")["slug"] == "cli-revs"
+        with pytest.raises(ApiError) as broken:
+            client.upload_deployment("cli-revs", tar_gz("broken"))
+        assert broken.value.status == 422 and broken.value.body["diagnostics"]
+        uploaded = client.upload_deployment("cli-revs", tar_gz("v1"))
+        assert uploaded["status"] == "ready" and len(uploaded["hash"]) == 64
+        assert client.activate_deployment("cli-revs", uploaded["id"])["active"] is True
+        turn = client.run("cli-revs", "/call version {}")
+        assert turn.status == "completed"
+        assert [e.data["output"] for e in turn.events if e.type == "action.result"] == ["v1"]
