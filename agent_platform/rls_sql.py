@@ -12,6 +12,8 @@ ran keeps its SQL: change a helper's SQL only with a new helper and a new migrat
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import migrations
 
 POLICY = "tenant_isolation"
@@ -31,9 +33,22 @@ $$;
 DROP_FUNCTIONS = "DROP FUNCTION IF EXISTS app_tenant(); DROP FUNCTION IF EXISTS app_platform_scope();"
 
 
-def _policy(table: str, condition: str) -> migrations.RunSQL:
+class PostgresSQL(migrations.RunSQL):
+    """``RunSQL`` on Postgres only: row-level security is Postgres's, and the embedded
+    form's SQLite (one process, one tenant's developer) has nothing to run it on."""
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            super().database_backwards(app_label, schema_editor, from_state, to_state)
+
+
+def _policy(table: str, condition: str) -> PostgresSQL:
     visible = f"app_platform_scope() OR ({condition})"
-    return migrations.RunSQL(
+    return PostgresSQL(
         f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY; ALTER TABLE {table} FORCE ROW LEVEL SECURITY; "
         f"CREATE POLICY {POLICY} ON {table} USING ({visible}) WITH CHECK ({visible});",
         f"DROP POLICY IF EXISTS {POLICY} ON {table}; ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY; "
@@ -41,22 +56,22 @@ def _policy(table: str, condition: str) -> migrations.RunSQL:
     )
 
 
-def functions() -> migrations.RunSQL:
-    return migrations.RunSQL(FUNCTIONS, DROP_FUNCTIONS)
+def functions() -> PostgresSQL:
+    return PostgresSQL(FUNCTIONS, DROP_FUNCTIONS)
 
 
-def tenant_column(table: str, column: str = "tenant_id") -> migrations.RunSQL:
+def tenant_column(table: str, column: str = "tenant_id") -> PostgresSQL:
     """A table with its own tenant column: the scope's tenant's rows (none where NULL)."""
     return _policy(table, f"{column} = app_tenant()")
 
 
-def shared_or_tenant(table: str, column: str = "tenant_id") -> migrations.RunSQL:
+def shared_or_tenant(table: str, column: str = "tenant_id") -> PostgresSQL:
     """A table whose rows with no tenant are shared (agents from AGENTS_DIR): those are
     visible in every tenant's scope, the others in their tenant's."""
     return _policy(table, f"{column} = app_tenant() OR ({column} IS NULL AND app_tenant() IS NOT NULL)")
 
 
-def through(table: str, column: str, parent: str) -> migrations.RunSQL:
+def through(table: str, column: str, parent: str) -> PostgresSQL:
     """A table owned through a required foreign key: a row is visible (to read, change or
     delete) when the parent row it names is; the parent's own policy decides.
 
@@ -67,7 +82,7 @@ def through(table: str, column: str, parent: str) -> migrations.RunSQL:
     # Table and column names are the migration's own constants, never input.
     parent_row = f"SELECT 1 FROM {parent} AS parent WHERE parent.id = {table}.{column}"  # noqa: S608
     visible = f"app_platform_scope() OR EXISTS ({parent_row})"
-    return migrations.RunSQL(
+    return PostgresSQL(
         f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY; ALTER TABLE {table} FORCE ROW LEVEL SECURITY; "
         f"CREATE POLICY {POLICY} ON {table} FOR SELECT USING ({visible}); "
         f"CREATE POLICY {POLICY}_update ON {table} FOR UPDATE USING ({visible}) WITH CHECK ({visible}); "
