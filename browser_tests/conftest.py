@@ -74,15 +74,17 @@ def deployed_server(celery_worker_process, browser_agents_dir, tmp_path_factory)
     yield from _serve(celery_worker_process, browser_agents_dir, tmp_path_factory, dev=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    # Playwright's sync API keeps an event loop on this thread; the tests' own ORM
-    # calls are plain synchronous ones between page steps. Only while a browser runs:
-    # set at import, it would reach every other test of the run.
+    # Playwright's sync API keeps an event loop running on this thread; the tests' own ORM
+    # calls are plain synchronous ones between page steps. Only while a browser runs: set
+    # at import, it would reach every other test of the run. One browser per module, not
+    # per run: the suite's pytest-xdist processes run other files after a browser file,
+    # and with Playwright still started every asyncio.run and async_to_sync there fails.
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     try:
