@@ -94,8 +94,8 @@ def test_the_dashboard_charts_a_tenants_activity(page, live, alice, mallory, scr
     page.wait_for_url("**/admin/dashboard/")
     assert "tenant acme" in page.locator("h1").inner_text()
     charts = page.locator("svg.chart")
-    assert charts.count() == 4
-    for index in range(4):
+    assert charts.count() == 5
+    for index in range(5):
         assert charts.nth(index).is_visible()
     assert page.locator("svg.chart rect title").count() > 10  # bars, each with its value
     sessions = Session.objects.filter(tenant=alice.tenant).count()
@@ -116,7 +116,7 @@ def test_the_dashboard_fits_a_phone(phone_page, screenshot):
     phone_page.get_by_role("link", name="Dashboard").first.click()
     phone_page.wait_for_url("**/admin/dashboard/")
     assert "tenant local" in phone_page.locator("h1").inner_text()  # dev mode, loopback
-    assert phone_page.locator("svg.chart").count() == 4
+    assert phone_page.locator("svg.chart").count() == 5
     assert_fits_width(phone_page)
     assert_controls_labelled(phone_page)
     screenshot(phone_page, "dashboard-phone")

@@ -74,7 +74,7 @@ def test_an_unknown_tool_and_arguments_that_are_not_json_are_error_results(live)
     events = run_calls(live, ["Reed {}", "note {not json", 'note ["milk"]'])
     unknown, not_json, not_object = (result for result in results_of(events))
     assert all(result["isError"] for result in (unknown, not_json, not_object))
-    assert unknown["output"]["error"].startswith("unknown tool 'Reed'; available: note, Read, LS")
+    assert unknown["output"]["error"].startswith("unknown tool 'Reed'; available: flag, note, Read, LS")
     assert "not a JSON object: '{not json'" in not_json["output"]["error"]
     assert "not a JSON object" in not_object["output"]["error"]
     assert "turn.failed" not in types(events)

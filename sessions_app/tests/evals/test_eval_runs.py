@@ -135,8 +135,14 @@ def test_max_concurrency_is_never_exceeded(live, alice):
     seen: list[int] = []
 
     def count() -> None:
+        # Running: its turn has begun and has not ended in the log (a session row may still
+        # say running for a moment after its turn's end is logged and the next case began).
         sessions = client.get("/judge/v1/sessions?purpose=eval").json()["sessions"]
-        seen.append(sum(1 for s in sessions if s["status"] == "running"))
+        running = 0
+        for listed in (s for s in sessions if s["status"] == "running"):
+            events = client.get(f"/judge/v1/session/{listed['sessionId']}/events").json()["events"]
+            running += not any(e["type"] in ("turn.completed", "turn.failed") for e in events)
+        seen.append(running)
 
     snapshot = wait_done(client, run["runId"], watch=count)
     assert snapshot["summary"]["passed"] == 4
