@@ -16,8 +16,14 @@ def test_what_a_tool_logs_with_its_own_logger_is_on_the_agents_logs_with_the_ses
     client = live(slug="scribe")
     session_id = client.start('/call note {"text": "milk", "times": 2}')["sessionId"]
     client.wait_for(session_id, "turn.completed")
-    lines = client_for(alice).get("/scribe/v1/logs").json()["lines"]
-    [line] = [line for line in lines if "noted" in line["message"]]
+    deadline = time.monotonic() + 20  # the worker stores its log lines beside the turn, not before its end
+    while True:
+        lines = client_for(alice).get("/scribe/v1/logs").json()["lines"]
+        found = [line for line in lines if "noted" in line["message"]]
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    [line] = found
     assert line["message"] == "noted 'milk' 2 time(s)"
     assert line["sessionId"] == session_id and line["level"] == "INFO"
     assert line["logger"].endswith(".tools.note")
