@@ -183,7 +183,7 @@ def _zip(archive: Path, writer: _Writer) -> None:
     except (
         zipfile.BadZipFile,
         zipfile.LargeZipFile,
-        NotImplementedError,
+        NotImplementedError,  # zipfile's answer to a compression method it does not support
         EOFError,
         OSError,
         UnicodeDecodeError,
