@@ -12,6 +12,34 @@ from rest_framework.test import APIClient
 TIMEOUT = 30.0
 
 
+def wait_settled(timeout: float, *, strict: bool = True) -> None:
+    """Until no turn is queued or running and every session has settled after its last
+    turn (a test's turns are all over, and the worker is done with them). ``strict``:
+    still busy at the deadline is an assertion error; otherwise the wait just ends."""
+    from sessions_app.models import Session, SessionStatus, Turn, TurnStatus
+
+    deadline = time.monotonic() + timeout
+    busy = Turn.objects.filter(status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING))
+    unsettled = Session.objects.filter(status=SessionStatus.RUNNING)
+    while busy.exists() or unsettled.exists():
+        if time.monotonic() > deadline:
+            if strict:
+                left = list(busy.values_list("pk", "status", "attempts"))
+                raise AssertionError(f"turns or sessions still busy after the test: {left}")
+            return
+        time.sleep(0.1)
+
+
+def yield_in_deadlocks() -> None:
+    """The database flush after a test takes every table's lock; a query of a worker or
+    of beat's sweeps may take two tables in the other order. Whoever waits the shorter
+    deadlock_timeout is the one cancelled: let it be theirs, not the flush."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET deadlock_timeout = '20s'")
+
+
 class LiveClient:
     def __init__(self, client: APIClient, slug: str) -> None:
         self.client = client

@@ -16,9 +16,10 @@ from django.db import connection
 
 from agent_platform.tests.daphne import database_url
 from agent_platform.tests.factories import issue_token
-from sessions_app.models import Session, SessionStatus, Turn, TurnStatus
+from sessions_app.models import Turn, TurnStatus
 from sessions_app.tests.faults.invariants import assert_log_invariants
 from sessions_app.tests.faults.stack import DEADLINE, Stack
+from sessions_app.tests.live import wait_settled, yield_in_deadlocks
 
 
 @pytest.fixture(scope="session")
@@ -42,27 +43,6 @@ def stack(test_database_url, live_agents_dir, tmp_path_factory):
     started.stop()
 
 
-def wait_settled(timeout: float = DEADLINE) -> None:
-    """Until no turn is queued or running and every session has settled after its last
-    turn (a test's turns are all over, and the worker is done with them)."""
-    deadline = time.monotonic() + timeout
-    busy = (TurnStatus.QUEUED, TurnStatus.RUNNING)
-    unsettled = Session.objects.filter(status=SessionStatus.RUNNING)
-    while Turn.objects.filter(status__in=busy).exists() or unsettled.exists():
-        if time.monotonic() > deadline:
-            left = list(Turn.objects.filter(status__in=busy).values_list("pk", "status", "attempts"))
-            raise AssertionError(f"turns or sessions still busy after the test: {left}")
-        time.sleep(0.1)
-
-
-def yield_in_deadlocks() -> None:
-    """The database flush after a test takes every table's lock; a query of the stack's
-    background tasks (beat's sweeps) may take two tables in the other order. Whoever
-    waits the shorter deadlock_timeout is the one cancelled: let it be theirs."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET deadlock_timeout = '20s'")
-
-
 @pytest.fixture
 def fault(stack, transactional_db, settings, live_agents_dir):
     """The stack, clean before the test and checked after it. Tasks this process sends
@@ -79,7 +59,7 @@ def fault(stack, transactional_db, settings, live_agents_dir):
     armed = stack.armed()
     stack.disarm_all()
     stack.ensure_running()
-    wait_settled()
+    wait_settled(DEADLINE)
     yield_in_deadlocks()
     assert_log_invariants()
     assert not armed, f"crash points armed but never reached: {armed}"
