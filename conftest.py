@@ -187,7 +187,8 @@ def live(celery_worker_process, live_agents_dir, settings, transactional_db, cli
     import time
 
     from agent_platform.celery import app
-    from sessions_app.tests.live import LiveClient, wait_settled, yield_in_deadlocks
+    from sessions_app.models import Turn, TurnStatus
+    from sessions_app.tests.live import LiveClient, yield_in_deadlocks
 
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
     previous, app.conf.task_default_queue = app.conf.task_default_queue, celery_worker_process.queue
@@ -197,9 +198,11 @@ def live(celery_worker_process, live_agents_dir, settings, transactional_db, cli
 
     yield make
     app.conf.task_default_queue = previous
-    # Let the worker finish what this test started (a turn still queued too: it would be
-    # claimed mid-flush) before the database is flushed, and let the flush win a deadlock.
-    wait_settled(15, strict=False)
+    # Let the worker finish what this test started before the database is flushed, and
+    # let the flush win a deadlock with what it still does (a queued turn it claims then).
+    deadline = time.monotonic() + 15
+    while Turn.objects.filter(status=TurnStatus.RUNNING).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     time.sleep(0.3)
     yield_in_deadlocks()
 

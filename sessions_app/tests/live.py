@@ -12,10 +12,9 @@ from rest_framework.test import APIClient
 TIMEOUT = 30.0
 
 
-def wait_settled(timeout: float, *, strict: bool = True) -> None:
+def wait_settled(timeout: float) -> None:
     """Until no turn is queued or running and every session has settled after its last
-    turn (a test's turns are all over, and the worker is done with them). ``strict``:
-    still busy at the deadline is an assertion error; otherwise the wait just ends."""
+    turn (a test's turns are all over, and the worker is done with them)."""
     from sessions_app.models import Session, SessionStatus, Turn, TurnStatus
 
     deadline = time.monotonic() + timeout
@@ -23,10 +22,8 @@ def wait_settled(timeout: float, *, strict: bool = True) -> None:
     unsettled = Session.objects.filter(status=SessionStatus.RUNNING)
     while busy.exists() or unsettled.exists():
         if time.monotonic() > deadline:
-            if strict:
-                left = list(busy.values_list("pk", "status", "attempts"))
-                raise AssertionError(f"turns or sessions still busy after the test: {left}")
-            return
+            left = list(busy.values_list("pk", "status", "attempts"))
+            raise AssertionError(f"turns or sessions still busy after the test: {left}")
         time.sleep(0.1)
 
 
