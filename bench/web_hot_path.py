@@ -17,8 +17,8 @@ daphne, of the worker, and of the Postgres backends connected to the bench datab
 and, from a second, shorter pass, the SQL statements daphne sent per request (daphne
 serves ``bench.sql_counting_asgi``, which counts them). ``--show-sql`` prints the
 statements of one create, stream and follow-up; ``--py-spy OUT`` samples daphne during
-the timed pass (``py-spy record --gil --format raw``; py-spy must be on PATH or in the
-virtualenv, it is not a dependency); ``--profile OUT`` runs every daphne thread under
+the timed pass and ``--py-spy-worker OUT`` the worker (``py-spy record --gil --format
+raw``; py-spy must be on PATH or in the virtualenv, it is not a dependency); ``--profile OUT`` runs every daphne thread under
 cProfile on its own CPU clock and writes the statistics to OUT (figures of that run are
 inflated by the profiler). ``--pin`` puts daphne and the worker on CPU 0 and
 the client on CPU 1, as the peer benchmark does (Postgres too with ``--scratch-postgres``;
@@ -343,6 +343,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="save the results here")
     parser.add_argument("--compare", type=Path, help="an earlier --json to print beside")
     parser.add_argument("--py-spy", type=Path, help="sample daphne during the timed pass into this file")
+    parser.add_argument("--py-spy-worker", type=Path, help="sample the worker during the timed pass into this file")
     parser.add_argument(
         "--profile", type=Path, help="cProfile every daphne thread on its CPU clock, write the stats here (CPU slows)"
     )
@@ -373,13 +374,15 @@ def main() -> int:
                 index = client.until_completed(session_id, 0, turn_id)
                 client.until_completed(session_id, index, client.follow_up(session_id))
             spy = _py_spy(web.pid, args.py_spy) if args.py_spy else None
+            worker_spy = _py_spy(worker.pid, args.py_spy_worker) if args.py_spy_worker else None
             pids = {"daphne": web.pid, "worker": worker.pid}
             results.update(timed_pass(client, args.n, pids, pg_port, database))
             if args.show_sql:
                 _print_statements(_statements(pg_port, database), 2 * args.n)
-            if spy is not None:
-                spy.send_signal(signal.SIGINT)
-                spy.wait(timeout=30)
+            for sampler in (spy, worker_spy):
+                if sampler is not None:
+                    sampler.send_signal(signal.SIGINT)
+                    sampler.wait(timeout=30)
             if args.profile is not None:
                 client.api.expect(200, "GET", f"/__bench__/profile?{args.profile.resolve()}")
             results.update(floor_pass(client, 300, web.pid))

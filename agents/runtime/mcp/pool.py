@@ -43,6 +43,9 @@ T = TypeVar("T")
 
 MAX_SESSIONS = 64  # the least recently used beyond this are closed
 RETRY_AFTER = 5.0  # a server that failed to start is not tried again sooner (every turn lists)
+# Starting a server gets at least this long (seconds), whatever a short call timeout
+# says: a stdio server's imports alone can take seconds on a busy machine.
+START_TIMEOUT_FLOOR = 10.0
 MAX_TOOL_PAGES = 10
 
 
@@ -208,11 +211,12 @@ class McpPool:
                 _, oldest = self._sessions.popitem(last=False)
                 oldest.close()
         self._sessions.move_to_end(spec)
+        start_within = max(timeout, START_TIMEOUT_FLOOR)
         try:
-            await asyncio.wait_for(live.ready.wait(), timeout)
+            await asyncio.wait_for(live.ready.wait(), start_within)
         except TimeoutError:
             live.close()
-            reason = f"the server did not start within {timeout:g} s"
+            reason = f"the server did not start within {start_within:g} s"
             self._failed[spec] = (loop.time(), reason)
             raise McpTimeout(reason) from None
         if live.client is None:

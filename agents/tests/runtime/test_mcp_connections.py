@@ -146,3 +146,15 @@ def test_crashed_servers_restart_hanging_ones_stop_at_their_timeout_and_stopped_
     assert (outcome.status, outcome.failure) == ("failed", "turn interrupted")
     outcome, sink = _run(folder, '/call box__echo {"text": "awake"}')
     assert [e.data["output"] for e in sink.of_type(EventType.ACTION_RESULT)] == [{"echo": "awake"}]
+
+
+def test_a_server_slower_to_start_than_its_call_timeout_still_answers_its_first_call(tmp_path):
+    # Starting gets at least 10 s, whatever the call timeout says (1 s here).
+    options = ', tools=["echo"], timeout=1, env={"TOOLBOX_START_DELAY": "2"}'
+    folder = write_tree(
+        tmp_path / "box",
+        {**INSTRUCTIONS, "agent/mcp-connections/box.py": CONNECTION.format(toolbox=TOOLBOX, options=options)},
+    )
+    outcome, sink = _run(folder, '/call box__echo {"text": "late"}')
+    assert outcome.status == "completed", outcome.failure
+    assert [e.data["output"] for e in sink.of_type(EventType.ACTION_RESULT)] == [{"echo": "late"}]

@@ -3,6 +3,7 @@
 Tools: ``echo`` (text back, structured), ``shout`` (text content only), ``fail`` (an
 ``isError`` result), ``crash`` (the process exits mid-call), ``hang`` (never answers), ``nap`` (sleeps, cancellably),
 ``whoami`` (the process id, the working directory and the ``TOOLBOX_TOKEN`` variable).
+``TOOLBOX_START_DELAY`` (seconds) makes it slow to start, as a server with heavy imports is.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def whoami() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    time.sleep(float(os.environ.get("TOOLBOX_START_DELAY", "0")))
     if len(sys.argv) == 4 and sys.argv[1] == "--http":  # --http HOST PORT: stateless streamable HTTP at /mcp
         import uvicorn
         from mcp.server.transport_security import TransportSecuritySettings
