@@ -47,6 +47,28 @@ def _revision_store(tmp_path_factory) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
+    """pytest-django's test database, and at the end nobody left connected to it when it
+    is dropped: a server or worker of the run still exiting, or this process's own pooled
+    connections (Django's close() gives them back to the pool, open)."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock():
+        name = connection.settings_dict["NAME"]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                [name],
+            )
+        connection.close()
+        if hasattr(connection, "close_pool"):
+            connection.close_pool()
+
+
 @pytest.fixture
 def alice(db) -> Principal:
     return PrincipalFactory(tenant=TenantFactory(slug="acme"), name="alice")

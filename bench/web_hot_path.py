@@ -18,14 +18,14 @@ and, from a second, shorter pass, the SQL statements daphne sent per request (da
 serves ``bench.sql_counting_asgi``, which counts them). ``--show-sql`` prints the
 statements of one create, stream and follow-up; ``--py-spy OUT`` samples daphne during
 the timed pass and ``--py-spy-worker OUT`` the worker (``py-spy record --gil --format
-raw``; py-spy must be on PATH or in the virtualenv, it is not a dependency); ``--profile OUT`` runs every daphne thread under
-cProfile on its own CPU clock and writes the statistics to OUT (figures of that run are
-inflated by the profiler). ``--pin`` puts daphne and the worker on CPU 0 and
-the client on CPU 1, as the peer benchmark does (Postgres too with ``--scratch-postgres``;
-the shared one is not pinned).
-``--scratch-postgres`` starts a Postgres of the run's own (``/usr/lib/postgresql/15``,
-as user postgres) with pg_stat_statements: then the statements every process sent are
-counted too ("Postgres statements/turn"; ``--show-sql`` lists them per turn).
+raw``; py-spy must be on PATH or in the virtualenv, it is not a dependency); ``--profile
+OUT`` runs every daphne thread under cProfile on its own CPU clock and writes the
+statistics to OUT (figures of that run are inflated by the profiler). ``--pin`` puts
+daphne and the worker on CPU 0 and the client on CPU 1, as the peer benchmark does
+(Postgres too with ``--scratch-postgres``; the shared one is not pinned).
+``--scratch-postgres`` starts a Postgres of the run's own (``/usr/lib/postgresql/15``, as user
+postgres) with pg_stat_statements: then the statements every process sent are counted
+too ("Postgres statements/turn"; ``--show-sql`` lists them per turn).
 """
 
 from __future__ import annotations
