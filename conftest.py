@@ -50,23 +50,37 @@ def _revision_store(tmp_path_factory) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
     """pytest-django's test database, and at the end nobody left connected to it when it
-    is dropped: a server or worker of the run still exiting, or this process's own pooled
-    connections (Django's close() gives them back to the pool, open)."""
+    is dropped: a server or worker of the run still exiting, a thread of this process
+    still polling, or this process's own pooled connections (Django's close() gives them
+    back to the pool, open). Who was still connected is printed."""
     yield
-    from django.db import connection
+    import sys
+    import time
+
+    import psycopg
+    from django.db import connection, connections
 
     if connection.vendor != "postgresql":
         return
     with django_db_blocker.unblock():
+        for each in connections.all():
+            each.close()
+            if hasattr(each, "close_pool"):
+                each.close_pool()
+        params = {**connection.get_connection_params(), "dbname": "postgres"}
+        params.pop("pool", None)
         name = connection.settings_dict["NAME"]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                [name],
-            )
-        connection.close()
-        if hasattr(connection, "close_pool"):
-            connection.close_pool()
+        deadline = time.monotonic() + 10
+        with psycopg.connect(**params, autocommit=True) as admin:
+            while time.monotonic() < deadline:
+                left = admin.execute(
+                    "SELECT application_name, pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                    [name],
+                ).fetchall()
+                if not left:
+                    return
+                print(f"still connected to {name}, ended: {[app for app, _ in left]}", file=sys.stderr)
+                time.sleep(0.2)
 
 
 @pytest.fixture
