@@ -3,8 +3,8 @@
     .venv/bin/python bench/web_hot_path.py [--n 200] [--warm-up 20] [--json OUT] [--compare OLD.json]
                                            [--py-spy OUT.txt] [--show-sql]
 
-Starts the distributed form on a fresh database (daphne, one Celery worker with 8
-threads on a queue of its own, Redis at 127.0.0.1:6379, an agent ``fixed`` with the
+Starts the distributed form on a fresh database (daphne, one Celery worker as compose
+starts it, on queues of its own, Redis at 127.0.0.1:6379, an agent ``fixed`` with the
 ``test`` model), then runs N times, one after another:
 
 - create+turn: ``POST /fixed/v1/session {"message": "hello"}`` (201), then the NDJSON
@@ -145,8 +145,9 @@ def _start(
     daphne = [*on_cpu0, PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
     daphne.append("bench.sql_counting_asgi:application")
     web = processes.start("daphne", daphne, {**env, "BENCH_PROFILE": "1"} if profile else env)
-    worker = [*on_cpu0, PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--pool=threads", "--concurrency=8"]
-    worker += ["-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"]
+    # As compose and the peer benchmark start it: pool and concurrency from settings, every
+    # queue of the prefix (PLATFORM_TASK_QUEUE) served.
+    worker = [*on_cpu0, PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "--loglevel=WARNING"]
     celery = processes.start("celery", worker, env)
     wait_healthy(port, web)
     return port, token, web, celery
