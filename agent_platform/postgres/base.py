@@ -3,8 +3,10 @@ and the row-level security scope of ``agent_platform.rls``.
 
 Django builds the pool itself and passes it psycopg_pool's own check (a round trip per
 borrowed connection) when ``CONN_HEALTH_CHECKS`` is on; this backend builds it the same
-way with ``check_connection`` instead, and a ``reset`` that empties the tenant setting of
-a connection given back.
+way with ``check_connection`` instead, and empties the tenant setting of a connection
+as it is given back (``_close``, in the thread giving it back, and only when a scope was
+set: a pool ``reset`` runs in one of the pool's threads for every connection returned, a
+thread handoff on each of a turn's many borrows).
 
 The scope: each cursor made compares the context's scope with the one the connection
 carries and sets ``app.tenant_id`` (a session setting, through psycopg directly so that
@@ -47,7 +49,7 @@ def _rls_binds(conn: psycopg.Connection[Any]) -> bool:
 
 
 def reset_scope(conn: psycopg.Connection[Any]) -> None:
-    """The pool's ``reset``: a connection goes back to the pool seeing nothing."""
+    """A connection goes back to the pool seeing nothing."""
     if not getattr(conn, "_rls_binds", False):
         return  # never set (the role bypasses RLS, or nothing ran on it)
     conn.execute(_SET_SCOPE, (rls.NOBODY,))
@@ -76,7 +78,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 open=False,
                 configure=self._configure_connection,  # type: ignore[attr-defined]
                 check=check_connection,
-                reset=reset_scope,
                 **({} if options is True else options),
             )
             # As Django: of several threads making one at start-up, the first one's wins.
@@ -91,6 +92,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self._rls_scope = rls.NOBODY if bound else _NEVER
         self._rls_set_in_transaction = False
         return connection
+
+    def _close(self) -> None:
+        if self.connection is not None and self.pool and self._rls_scope not in (rls.NOBODY, _NEVER):
+            try:
+                reset_scope(self.connection)
+            except psycopg.Error:
+                self.connection.close()  # the pool discards it and opens another
+        super()._close()  # type: ignore[misc]
 
     def create_cursor(self, name: str | None = None) -> Any:
         self._apply_scope()

@@ -9,6 +9,7 @@ beat task run as it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -282,6 +283,51 @@ def test_admin_pages_show_staff_their_tenant_and_a_superuser_every_tenant(app_se
     with httpx.Client(base_url=app_server.url, timeout=10) as root:
         page = _sign_in(root, "root", "pw-root").get("/admin/sessions_app/session/")
         assert page.status_code == 200 and ids["alice"] in page.text and ids["mallory"] in page.text
+
+
+POOLED_SCOPES = """
+import json, django
+django.setup()
+from django.db import connection, transaction
+from agent_platform import rls
+from sessions_app.models import Session
+
+def backend():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid(), current_setting('app.tenant_id', true)")
+        return list(cursor.fetchone())
+
+seen = []
+with rls.tenant_scope(TENANT):
+    seen.append([Session.objects.count(), *backend()])
+connection.close()  # back to the pool (of one connection)
+seen.append([Session.objects.count(), *backend()])
+connection.close()
+try:
+    with transaction.atomic(), rls.tenant_scope(TENANT):
+        Session.objects.count()  # the scope set inside a transaction that is rolled back
+        raise RuntimeError
+except RuntimeError:
+    pass
+connection.close()
+seen.append([Session.objects.count(), *backend()])
+print(json.dumps(seen))
+"""
+
+
+def test_a_pooled_connection_given_back_after_a_tenants_work_sees_nothing_when_borrowed_again(app_url, two_tenants):
+    script = POOLED_SCOPES.replace("TENANT", str(two_tenants["acme"].pk))
+    env = {**os.environ, "DATABASE_URL": app_url, "DB_POOL_SIZE": "1"}
+    env.setdefault("DJANGO_SETTINGS_MODULE", "agent_platform.settings")
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (in_scope, after, after_rollback) = json.loads(done.stdout.strip().splitlines()[-1])
+    acme = str(two_tenants["acme"].pk)
+    assert in_scope[0] == 1 and in_scope[2] == acme
+    # The same connection (one in the pool), given back emptied: no tenant, no rows.
+    assert after == [0, in_scope[1], ""] and after_rollback == [0, in_scope[1], ""]
 
 
 def test_a_beat_task_as_the_app_role_spans_every_tenant(app_url, two_tenants, live_agents_dir):
