@@ -163,17 +163,45 @@ def stop_run_sessions(run_id: str) -> None:
         services.stop_session(session, drop_queued=True)
 
 
-def _record(run_id: str, result: dict[str, Any]) -> bool:
-    """Persist one finished case; False when the run is no longer running (cancelled)."""
+def _record(run_id: str, *finished: dict[str, Any]) -> bool:
+    """Persist finished cases; False when the run is no longer running (cancelled)."""
+    by_id = {result["id"]: result for result in finished}
     with transaction.atomic():
         run = EvalRun.objects.select_for_update().get(pk=run_id)
         if run.status not in ACTIVE:
             return False
-        run.results = [result if case["id"] == result["id"] else case for case in run.results]
+        run.results = [by_id.get(case["id"], case) for case in run.results]
         run.summary = engine.summarize(run.results)
         run.lease_expires_at = timezone.now() + _lease()
         run.save(update_fields=["results", "summary", "lease_expires_at"])
     return True
+
+
+class _Recorder:
+    """Finished cases persisted by one writer, each write taking every case finished since
+    the last: twenty cases ending at once cost one write of the run's row, not twenty
+    queued on its lock, each holding a thread the next cases' sessions start on."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.waiting: list[dict[str, Any]] = []
+        self.writing: asyncio.Task[None] | None = None
+
+    def add(self, result: dict[str, Any]) -> None:
+        self.waiting.append(result)
+        if self.writing is None or self.writing.done():
+            self.writing = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.waiting:
+            batch, self.waiting = self.waiting, []
+            await loop.run_in_executor(None, _closing, _record, self.run_id, *batch)
+
+    async def flush(self) -> None:
+        """Until every case added so far is written."""
+        while self.writing is not None and not self.writing.done():
+            await asyncio.shield(self.writing)
 
 
 def _renew(run_id: str) -> bool:
@@ -283,17 +311,16 @@ async def _run_async(run: EvalRun, surface: AgentSurface, todo: list[str], limit
     executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"eval-{run.pk}")
     loop.set_default_executor(executor)
 
-    async def on_result(result: dict[str, Any]) -> None:
-        await loop.run_in_executor(None, _closing, _record, run.pk, result)
-
+    recorder = _Recorder(run.pk)
     work = asyncio.ensure_future(
-        engine.run_cases(surface, todo, lambda case_id: PlatformDriver(run, surface, case_id), on_result, limit)
+        engine.run_cases(surface, todo, lambda case_id: PlatformDriver(run, surface, case_id), recorder.add, limit)
     )
     try:
         while not work.done():
             await asyncio.wait([work], timeout=HEARTBEAT_SECONDS)
             if not work.done() and not await loop.run_in_executor(None, _closing, _renew, run.pk):
                 work.cancel()  # cancelled: each case's driver stops its session
+        await recorder.flush()
         if not work.cancelled():
             work.result()
     except asyncio.CancelledError:
