@@ -15,8 +15,9 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/agent_platform
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 # The whole suite runs in TEST_WORKERS processes (pytest-xdist), each with its own test
 # database, worker queue and servers; one file's tests stay in one process (they share
-# module fixtures). PYTEST_ARGS replaces this: a subset runs in one process.
-TEST_WORKERS ?= 2
+# module fixtures). Three on two cores: much of the suite waits on servers and clocks.
+# PYTEST_ARGS replaces this: a subset runs in one process.
+TEST_WORKERS ?= 3
 PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist loadfile
 
 # The extension packages shipped in extensions/ (the support example mounts shop), installed
