@@ -142,6 +142,12 @@ class DatabaseLogHandler(logging.Handler):
     def __init__(self, level: int | str = logging.INFO) -> None:
         super().__init__(level)
         self._writing = threading.local()
+        self._writing_afresh()
+        # A forked child (a prefork pool's) starts with no writer and an empty queue: the
+        # parent's writer thread is not copied, and its queue's lock may have been held.
+        os.register_at_fork(after_in_child=self._writing_afresh)
+
+    def _writing_afresh(self) -> None:
         self._queued: queue.Queue[dict[str, Any]] = queue.Queue(MAX_QUEUED_LINES)
         self._writer: threading.Thread | None = None
         self._writer_lock = threading.Lock()
@@ -200,7 +206,7 @@ class DatabaseLogHandler(logging.Handler):
         if self._writer is not None and self._writer.is_alive():
             return
         with self._writer_lock:
-            if self._writer is None or not self._writer.is_alive():  # a forked child starts its own
+            if self._writer is None or not self._writer.is_alive():
                 self._writer = threading.Thread(target=self._write_queued, name="log-lines", daemon=True)
                 self._writer.start()
                 atexit.register(self.flush_queued)
