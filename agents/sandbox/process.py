@@ -342,6 +342,10 @@ def _status(status: int | None) -> str:
         return "status unknown"
     if status < 0:
         return f"killed by signal {-status}"
+    if 128 < status <= 128 + 64:
+        # bwrap's own exit when the runner inside was killed by a signal (it exits before
+        # the kill that follows reaches it): the same end, told the same way.
+        return f"killed by signal {status - 128}"
     if status == 70:
         return "out of memory"
     return f"status {status}"

@@ -104,6 +104,7 @@ def test_on_a_session_page_staff_change_only_the_title(alice_admin, alice, bob, 
     session, _, _ = recorded
     url = f"/admin/sessions_app/session/{session.pk}/change/"
     page = alice_admin.get(url)
+    assert page.status_code == 200, (page.status_code, page.get("Location"))
     html = page.content.decode()
     assert 'name="title"' in html
     for field in ("principal", "status", "mode", "agent", "continuation_token", "dry_run"):
