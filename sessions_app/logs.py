@@ -19,9 +19,7 @@ Logging must never hurt the code that logs, so the handler:
   a savepoint when the caller is inside a transaction (the line then commits, or rolls
   back, with it; a transaction that already failed is left alone);
 - never touches the database from an event loop (Django's ORM is sync-only there):
-  such records go to the process's one writer thread, which stores them in batches, in
-  order; only past ``MAX_QUEUED_LINES`` waiting (the database away for long) are lines
-  dropped.
+  such records are written by a short-lived thread, at most a few at a time.
 
 The console shows ``LOG_LEVEL`` (a worker's ``--loglevel``) and up, the database
 keeps INFO and up whatever the console shows (``keep_info_for_the_database``), and
@@ -34,12 +32,9 @@ Retention: ``sessions_app.tasks.prune_log_lines`` keeps the newest lines.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
 import os
-import queue
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -62,10 +57,8 @@ IGNORED_LOGGERS = ("django.db.backends", __name__)
 # Kept with or without an agent's tags (the admin lists them all).
 PLATFORM_LOGGERS = ("agent_platform.hooks", "agents", "sessions_app")
 MAX_MESSAGE_CHARS = 8000
-# Lines from event loops waiting for the writer thread; more are dropped.
-MAX_QUEUED_LINES = 10_000
-# The writer stores at most this many lines in one statement.
-WRITE_BATCH = 200
+# Records from event loops waiting for a writer thread; more are dropped.
+MAX_BACKGROUND_WRITES = 8
 
 
 # The agent whose code runs in this context (a turn, a hook dispatch); tasks and
@@ -142,15 +135,7 @@ class DatabaseLogHandler(logging.Handler):
     def __init__(self, level: int | str = logging.INFO) -> None:
         super().__init__(level)
         self._writing = threading.local()
-        self._writing_afresh()
-        # A forked child (a prefork pool's) starts with no writer and an empty queue: the
-        # parent's writer thread is not copied, and its queue's lock may have been held.
-        os.register_at_fork(after_in_child=self._writing_afresh)
-
-    def _writing_afresh(self) -> None:
-        self._queued: queue.Queue[dict[str, Any]] = queue.Queue(MAX_QUEUED_LINES)
-        self._writer: threading.Thread | None = None
-        self._writer_lock = threading.Lock()
+        self._background = threading.BoundedSemaphore(MAX_BACKGROUND_WRITES)
 
     def emit(self, record: logging.LogRecord) -> None:
         if _ignored(record.name) or getattr(self._writing, "active", False) or not apps.ready:
@@ -164,13 +149,9 @@ class DatabaseLogHandler(logging.Handler):
             self.handleError(record)
             return
         if not _in_event_loop():
-            self._write([fields])
-            return
-        self._start_writer()
-        try:
-            self._queued.put_nowait(fields)
-        except queue.Full:
-            pass  # dropped by contract: the database has been away for long
+            self._write(fields)
+        elif self._background.acquire(blocking=False):
+            threading.Thread(target=self._write_in_thread, args=(fields,), daemon=True).start()
 
     def _fields(self, record: logging.LogRecord, running: dict[str, Any]) -> dict[str, Any]:
         def tag(name: str) -> Any:
@@ -187,7 +168,7 @@ class DatabaseLogHandler(logging.Handler):
             "request_id": str(getattr(record, "request_id", "") or current_request_id())[:100],
         }
 
-    def _write(self, lines: list[dict[str, Any]]) -> None:
+    def _write(self, fields: dict[str, Any]) -> None:
         from sessions_app.models import LogLine
 
         if connection.in_atomic_block and connection.needs_rollback:
@@ -196,42 +177,18 @@ class DatabaseLogHandler(logging.Handler):
         try:
             # The platform's own log: a line may name another tenant, or none.
             with rls.platform_scope(), transaction.atomic():
-                LogLine.objects.bulk_create([LogLine(**fields) for fields in lines])
+                LogLine.objects.create(**fields)
         except Exception:  # noqa: BLE001 -- dropped by contract: logging never fails the caller
             return
         finally:
             self._writing.active = False
 
-    def _start_writer(self) -> None:
-        if self._writer is not None and self._writer.is_alive():
-            return
-        with self._writer_lock:
-            if self._writer is None or not self._writer.is_alive():
-                self._writer = threading.Thread(target=self._write_queued, name="log-lines", daemon=True)
-                self._writer.start()
-                atexit.register(self.flush_queued)
-
-    def _write_queued(self) -> None:
-        while True:
-            lines = [self._queued.get()]
-            while len(lines) < WRITE_BATCH:
-                try:
-                    lines.append(self._queued.get_nowait())
-                except queue.Empty:
-                    break
-            try:
-                self._write(lines)
-            finally:
-                connections.close_all()  # the connection goes back to the pool between batches
-                for _ in lines:
-                    self._queued.task_done()
-
-    def flush_queued(self, timeout: float = 2.0) -> None:
-        """Wait (at most ``timeout`` seconds) until the lines queued so far are stored: at
-        exit, so a worker's last lines are kept."""
-        deadline = time.monotonic() + timeout
-        while self._queued.unfinished_tasks and time.monotonic() < deadline:
-            time.sleep(0.01)
+    def _write_in_thread(self, fields: dict[str, Any]) -> None:
+        try:
+            self._write(fields)
+        finally:
+            connections.close_all()
+            self._background.release()
 
 
 class JsonLines(JsonFormatter):
