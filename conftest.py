@@ -57,7 +57,6 @@ def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
     import sys
     import time
 
-    import psycopg
     from django.db import connection, connections
 
     if connection.vendor != "postgresql":
@@ -67,16 +66,16 @@ def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
             each.close()
             if hasattr(each, "close_pool"):
                 each.close_pool()
-        params = {**connection.get_connection_params(), "dbname": "postgres"}
-        params.pop("pool", None)
         name = connection.settings_dict["NAME"]
         deadline = time.monotonic() + 10
-        with psycopg.connect(**params, autocommit=True) as admin:
+        # Django's own way to the maintenance database (what dropping the test one uses).
+        with connection._nodb_cursor() as admin:
             while time.monotonic() < deadline:
-                left = admin.execute(
+                admin.execute(
                     "SELECT application_name, pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
                     [name],
-                ).fetchall()
+                )
+                left = admin.fetchall()
                 if not left:
                     return
                 print(f"still connected to {name}, ended: {[app for app, _ in left]}", file=sys.stderr)

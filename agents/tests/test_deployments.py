@@ -180,6 +180,27 @@ ZIP_ATTACKS = {
 }
 
 
+def _unknown_compression(archive: bytes) -> bytes:
+    """``archive`` with every member's compression method set to 99, which zipfile does
+    not know (it raises NotImplementedError on reading): in each local and central header."""
+    patched = bytearray(archive)
+    for signature, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        at = patched.find(signature)
+        while at != -1:
+            patched[at + offset : at + offset + 2] = (99).to_bytes(2, "little")
+            at = patched.find(signature, at + 4)
+    return bytes(patched)
+
+
+def test_a_zip_of_a_compression_method_zipfile_does_not_know_is_400(store, carol):
+    make_agent(carol)
+    response = upload(carol, _unknown_compression(zip_with()), content_type="application/zip")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "archive_refused"
+    assert "cannot be read" in response.json()["message"]
+    assert outside_files(store) == []
+
+
 @pytest.mark.parametrize("attack", sorted(ZIP_ATTACKS))
 def test_a_hostile_zip_is_400(store, carol, attack):
     make_agent(carol)
