@@ -28,6 +28,9 @@ PASSED, FAILED, ERROR, TIMEOUT, CANCELLED, FLAKY = "passed", "failed", "error", 
 PENDING, RUNNING = "pending", "running"
 logger = logging.getLogger(__name__)
 FINISHED = (PASSED, FAILED, ERROR, TIMEOUT, CANCELLED, FLAKY)
+# What one attempt's result keeps of its gates: enough to read, bounded for the run's row.
+MAX_GATES = 500
+MAX_GATE_MESSAGE = 1000
 
 
 @dataclass
@@ -89,8 +92,9 @@ def turn_from(settled: SettledTurn, index: int) -> Turn:
 class CaseTest:
     """The ``t`` of one attempt: sends turns through its driver, records gates."""
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver, timeout: float | None = None) -> None:
         self._driver = driver
+        self.timeout = timeout  # the attempt's, for a sandboxed test's wall time
         self.turns: list[Turn] = []
         self.assertions: list[dict[str, Any]] = []
         self.signal = Signal()
@@ -116,20 +120,26 @@ class CaseTest:
         self.turns.append(turn)
         return turn
 
-    def _gate(self, gate: str, ok: bool, message: str) -> bool:
-        self.assertions.append({"gate": gate, "ok": ok, "message": message})
+    def record(self, gate: str, ok: bool, message: str) -> bool:
+        """Keep a gate's verdict (a sandboxed case's ``t`` tells them here as data: so
+        shapes and sizes are forced, and past ``MAX_GATES`` only failures are kept)."""
+        ok = ok is True
+        if len(self.assertions) < MAX_GATES or not ok:
+            entry = {"gate": str(gate)[:40], "ok": ok, "message": str(message)[:MAX_GATE_MESSAGE]}
+            if len(self.assertions) < 2 * MAX_GATES:
+                self.assertions.append(entry)
         return ok
 
     def succeeded(self) -> bool:
         """Every turn completed with a non-empty reply (a raising ``commit`` fails the turn)."""
         if not self.turns:
-            return self._gate("succeeded", False, "no turn was sent")
+            return self.record("succeeded", False, "no turn was sent")
         for turn in self.turns:
             if not turn.ok:
-                return self._gate("succeeded", False, f"turn {turn.index} failed: {turn.error}")
+                return self.record("succeeded", False, f"turn {turn.index} failed: {turn.error}")
             if not turn.message:
-                return self._gate("succeeded", False, f"turn {turn.index} replied nothing")
-        return self._gate("succeeded", True, f"{len(self.turns)} turn(s) completed")
+                return self.record("succeeded", False, f"turn {turn.index} replied nothing")
+        return self.record("succeeded", True, f"{len(self.turns)} turn(s) completed")
 
     def called(self, tool: str, times: int | None = None, args: dict[str, Any] | None = None) -> bool:
         """The tool was called (``times`` exactly; ``args``: a subset, values may be matchers)."""
@@ -138,18 +148,18 @@ class CaseTest:
             calls = [c for c in calls if args_match(args, c.get("args"))]
         what = f"{tool}" + (f" with {args!r}" if args is not None else "")
         if times is None:
-            return self._gate("called", bool(calls), f"{what} called {len(calls)} time(s)")
-        return self._gate("called", len(calls) == times, f"{what} called {len(calls)} time(s), expected {times}")
+            return self.record("called", bool(calls), f"{what} called {len(calls)} time(s)")
+        return self.record("called", len(calls) == times, f"{what} called {len(calls)} time(s), expected {times}")
 
     def check(self, value: Any, matcher: Matcher) -> bool:
         """``matcher(value)``; a matcher that raises counts as false."""
         try:
             ok = bool(matcher(value))
         except Exception as problem:  # noqa: BLE001 - authored matcher
-            return self._gate("check", False, f"{describe(matcher)} raised {problem!r}")
+            return self.record("check", False, f"{describe(matcher)} raised {problem!r}")
         shown = repr(value)
         shown = shown if len(shown) <= 200 else shown[:197] + "..."
-        return self._gate("check", ok, f"{describe(matcher)} on {shown}")
+        return self.record("check", ok, f"{describe(matcher)} on {shown}")
 
 
 @dataclass
@@ -162,7 +172,7 @@ class Attempt:
 
 async def run_attempt(case: EvalCase, driver: Driver, timeout: float | None) -> Attempt:
     """One run of the case's test; never raises (an authored raise is its status)."""
-    t = CaseTest(driver)
+    t = CaseTest(driver, timeout)
     status, error = PASSED, None
     # Not asyncio.wait_for: a turn that swallows its cancellation would make it return
     # as if the case had finished in time.

@@ -14,8 +14,10 @@ mutations?}``; ``host {id, call, method, args, kwargs}``; ``log {level, name, me
 Values (``encode``/``decode``): JSON scalars, lists and str-keyed dicts as themselves inside
 ``{"$d": ...}``; tuples, bytes, paths, datetimes, timedeltas, enums and the sdk's
 dataclasses tagged. A function becomes ``{"$fn": ref, ...}`` and the platform side turns it
-into a proxy that calls the runner. Decoding builds only the dataclasses of
-``DATA_CLASSES``: a runner cannot make the platform build anything else.
+into a proxy that calls the runner. An eval case's ``t`` becomes ``{"$evaltest": 1}``, and
+the runner builds a ``t`` whose sends and gates are host calls (``eval.send``,
+``eval.gate``). Decoding builds only the dataclasses of ``DATA_CLASSES``: a runner cannot
+make the platform build anything else.
 
 No Django here: the runner imports this module.
 """
@@ -139,10 +141,10 @@ def _data_classes() -> dict[str, type]:
     """The dataclasses a frame may name, by ``module.Name``: the sdk's and discovery's own."""
     from agents import sdk
     from agents.discovery import diagnostics, surface
-    from agents.sdk import _context, _definitions, _extensions, _fs, _tool
+    from agents.sdk import _context, _definitions, _extensions, _fs, _tool, evals
 
     found: dict[str, type] = {}
-    for module in (sdk, _context, _definitions, _extensions, _fs, _tool, surface, diagnostics):
+    for module in (sdk, _context, _definitions, _extensions, _fs, _tool, evals, surface, diagnostics):
         for value in vars(module).values():
             if isinstance(value, type) and dataclasses.is_dataclass(value):
                 found[f"{value.__module__}.{value.__qualname__}"] = value
@@ -222,6 +224,7 @@ class Decoder:
     path: Callable[[str], Path] = Path
     classes: Mapping[str, type] = dataclasses.field(default_factory=data_classes)
     building: Callable[[type, dict[str, Any]], dict[str, Any]] | None = None
+    eval_test: Callable[[], Any] | None = None
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, list):
@@ -254,6 +257,10 @@ class Decoder:
             if self.functions is None:
                 raise ProtocolError("a function is not allowed here")
             return self.functions(value)
+        if "$evaltest" in value:
+            if self.eval_test is None:
+                raise ProtocolError("an eval case's t is not allowed here")
+            return self.eval_test()
         if "$model" in value:
             if self.models is None:
                 raise ProtocolError("a model is not allowed here")

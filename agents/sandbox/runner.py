@@ -26,8 +26,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.eval_engine import CaseTest
 from agents.sandbox import protocol
 from agents.sandbox.protocol import message
+from agents.sdk.evals import Turn
 
 # The arguments of a handler the platform may await (plain or async both work there).
 AWAITED_FIELDS = frozenset({"events", "render", "commit", "handler", "auth", "test"})
@@ -66,6 +68,7 @@ class Runner:
         self.functions: list[_Registered] = []
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.waiting: dict[int, concurrent.futures.Future[Any]] = {}
+        self.eval_tests: dict[int, RemoteEvalTest] = {}  # call id -> the eval case's t it runs
         self.next_host_id = 0
         self.write_lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -103,6 +106,9 @@ class Runner:
             task = self.tasks.get(frame["id"])
             if task is not None:
                 task.cancel()
+            t = self.eval_tests.get(frame["id"])
+            if t is not None:
+                t.signal.cancel()
 
     # --- discovery ---
 
@@ -146,6 +152,7 @@ class Runner:
             reply = message("result", id=call_id, ok=False, error=protocol.error_info(failure))
         finally:
             self.tasks.pop(call_id, None)
+            self.eval_tests.pop(call_id, None)
         try:
             self.send(reply)
         except (TypeError, ValueError) as unsendable:  # a value JSON cannot carry
@@ -154,9 +161,9 @@ class Runner:
             os._exit(70)
 
     def arguments(self, frame: dict[str, Any]) -> list[Any]:
-        decoded = protocol.Decoder()(frame["args"])
-        flags = frame.get("host") or {}
         call_id = frame["id"]
+        decoded = protocol.Decoder(eval_test=lambda: RemoteEvalTest(self, call_id))(frame["args"])
+        flags = frame.get("host") or {}
         return [self.with_host(value, call_id, flags) for value in decoded]
 
     def with_host(self, value: Any, call_id: int, flags: Mapping[str, Any]) -> Any:
@@ -345,6 +352,30 @@ class RemoteHost:
         self.reminders = RemoteReminders(runner, call_id, "reminders") if flags.get("reminders") else None
         self.slack = None
         self.github = None
+
+
+class RemoteEvalTest(CaseTest):
+    """An eval case's ``t`` in the sandbox: each turn is sent by the platform's ``t`` (its
+    session, its worker) and comes back as the ``Turn``; gates are judged here, where the
+    case's matchers live, and each verdict is told to the platform as it is made, so a case
+    that later raises or times out keeps the gates it passed."""
+
+    def __init__(self, runner: Runner, call_id: int) -> None:
+        # No driver: its sends go to the platform's t.
+        super().__init__(driver=None)  # type: ignore[arg-type]
+        self._runner, self._call = runner, call_id
+        runner.eval_tests[call_id] = self
+
+    async def send(self, message: str, **options: Any) -> Turn:
+        turn: Turn = await self._runner.host_call_async(self._call, "eval.send", message, **options)
+        if turn.session_id not in self.session_ids:
+            self.session_ids.append(turn.session_id)
+        self.turns.append(turn)
+        return turn
+
+    def record(self, gate: str, ok: bool, message: str) -> bool:
+        self._runner.host_call(self._call, "eval.gate", (gate, ok, message), {})
+        return super().record(gate, ok, message)
 
 
 def _remote_send(runner: Runner, call_id: int) -> Callable[..., Any]:

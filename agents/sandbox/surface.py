@@ -29,10 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from agents import sdk
 from agents.discovery import AgentSurface, Diagnostic
 from agents.discovery import diagnostics as codes
+from agents.eval_engine import CaseTest
 from agents.runtime.tool_calls import DEFAULT_TOOL_TIMEOUT
 from agents.sandbox import protocol
 from agents.sandbox.pool import RevisionPool, SecretResolver
-from agents.sandbox.process import Limits, RunnerProcess, SandboxError, bwrap_path
+from agents.sandbox.process import CANCEL_GRACE_SECONDS, Limits, RunnerProcess, SandboxError, bwrap_path
 
 # The key under which a sandboxed tool's proxy takes its context: not a Python name, so
 # no tool parameter can be called that.
@@ -47,6 +48,8 @@ HOST_METHODS: dict[str, frozenset[str]] = {
     "otel": frozenset({"increment", "record", "set_attributes"}),
     "artifacts": frozenset({"tag"}),
 }
+# What the sandboxed ``t`` of an eval case asks of the platform's (agents.sandbox.runner).
+EVAL_TEST_METHODS = {"eval.send": "send", "eval.gate": "record"}
 _UNSET: Any = object()
 
 
@@ -231,6 +234,8 @@ def _model_class(obj: dict[str, Any]) -> type[BaseModel]:
 
 
 def _encode_arg(value: Any) -> Any:
+    if isinstance(value, CaseTest):
+        return {"$evaltest": 1}
     if isinstance(value, BaseModel):
         return protocol.encode(value.model_dump(mode="json", by_alias=True))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -246,8 +251,11 @@ def _encode_arg(value: Any) -> Any:
 
 
 def _flags(args: Sequence[Any]) -> tuple[dict[str, Any], Any]:
-    """What the call's context offers (told to the runner), and the context itself."""
+    """What the call's context offers (told to the runner), and the context itself (an
+    eval case's ``t`` is the context of its ``test``)."""
     for arg in args:
+        if isinstance(arg, CaseTest):
+            return {}, arg
         if dataclasses.is_dataclass(arg) and any(hasattr(arg, name) for name in ("host", "send")):
             host = getattr(arg, "host", None)
             flags = {
@@ -270,6 +278,10 @@ class _HostBridge:
         self.context = contextvars.copy_context()
 
     def target(self, method: str) -> Callable[..., Any]:
+        if isinstance(self.ctx, CaseTest):
+            if method not in EVAL_TEST_METHODS:
+                raise PermissionError(f"{method!r} is not offered to an eval case")
+            return getattr(self.ctx, EVAL_TEST_METHODS[method])
         if method == "send":
             send = getattr(self.ctx, "send", None)
             if not callable(send):
@@ -356,15 +368,17 @@ def _proxy(pool: RevisionPool, obj: dict[str, Any]) -> Callable[..., Any]:
         mounted = Path(workspace) if workspace is not None and Path(workspace).is_dir() else None
         return encoded, flags, mounted, ctx
 
-    def wall() -> float:
+    def wall(ctx: Any) -> float:
         if kind == "tool":
             return float(getattr(run_tool, "timeout", None) or DEFAULT_TOOL_TIMEOUT) + 1.0
+        if isinstance(ctx, CaseTest) and ctx.timeout:  # the case is cancelled at its timeout
+            return ctx.timeout + CANCEL_GRACE_SECONDS + 1.0
         return pool.limits.wall_seconds
 
     async def run_async(args: Sequence[Any]) -> Any:
         loop = asyncio.get_running_loop()
         encoded, flags, workspace, ctx = prepare(args)
-        deadline = time.monotonic() + wall()
+        deadline = time.monotonic() + wall(ctx)
         running: list[RunnerProcess] = []
         task = loop.run_in_executor(
             None, pool.call, ref, encoded, flags, workspace, deadline, _HostBridge(ctx, loop), running.append
@@ -379,7 +393,7 @@ def _proxy(pool: RevisionPool, obj: dict[str, Any]) -> Callable[..., Any]:
 
     def run_sync(*args: Any) -> Any:
         encoded, flags, workspace, ctx = prepare(args)
-        deadline = time.monotonic() + wall()
+        deadline = time.monotonic() + wall(ctx)
         return _outcome(pool.call(ref, encoded, flags, workspace, deadline, _HostBridge(ctx, None)), args)
 
     async def run_tool(**kwargs: Any) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -29,6 +29,8 @@ from agents.discovery import AgentSurface
 from agents.events import TURN_ENDS
 from agents.models import Agent
 from agents.registry import surface_for
+from agents.sandbox.pool import MAX_RUNNERS
+from agents.sandbox.surface import is_sandboxed
 from sessions_app import services
 from sessions_app.models import (
     Admission,
@@ -182,8 +184,8 @@ class _Recorder:
     the last: twenty cases ending at once cost one write of the run's row, not twenty
     queued on its lock, each holding a thread the next cases' sessions start on."""
 
-    def __init__(self, run_id: str) -> None:
-        self.run_id = run_id
+    def __init__(self, run_id: str, db: Executor) -> None:
+        self.run_id, self.db = run_id, db
         self.waiting: list[dict[str, Any]] = []
         self.writing: asyncio.Task[None] | None = None
 
@@ -196,7 +198,7 @@ class _Recorder:
         loop = asyncio.get_running_loop()
         while self.waiting:
             batch, self.waiting = self.waiting, []
-            await loop.run_in_executor(None, _closing, _record, self.run_id, *batch)
+            await loop.run_in_executor(self.db, _closing, _record, self.run_id, *batch)
 
     async def flush(self) -> None:
         """Until every case added so far is written."""
@@ -230,8 +232,8 @@ class PlatformDriver:
     the log, woken by the session's doorbell like a stream (no connection held while
     it waits)."""
 
-    def __init__(self, run: EvalRun, surface: AgentSurface, case_id: str) -> None:
-        self.run, self.surface, self.case_id = run, surface, case_id
+    def __init__(self, run: EvalRun, surface: AgentSurface, case_id: str, db: Executor) -> None:
+        self.run, self.surface, self.case_id, self.db = run, surface, case_id, db
         self.session_id: str | None = None
 
     def _begin(self, message: str, files: dict[str, str] | None) -> tuple[str, str, int]:
@@ -260,7 +262,7 @@ class PlatformDriver:
     async def send(self, message: str, options: dict[str, Any]) -> engine.SettledTurn:
         loop = asyncio.get_running_loop()
         files = options.get("files")
-        session_id, turn_id, start = await loop.run_in_executor(None, _closing, self._begin, message, files)
+        session_id, turn_id, start = await loop.run_in_executor(self.db, _closing, self._begin, message, files)
         events: list[dict[str, Any]] = []
         async with SessionFollower(session_id, start, poll_interval=FALLBACK_POLL_SECONDS) as follower:
             async for event in follower:
@@ -276,7 +278,7 @@ class PlatformDriver:
             services.stop_session(session, drop_queued=True)
 
     async def stop(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(None, _closing, self._stop)
+        await asyncio.get_running_loop().run_in_executor(self.db, _closing, self._stop)
 
 
 def execute_run(run_id: str) -> None:
@@ -302,23 +304,35 @@ def execute_run(run_id: str) -> None:
     _finish(run_id, EvalRunStatus.COMPLETED)
 
 
+def cases_at_once(surface: AgentSurface, todo: list[str], limit: int) -> int:
+    """``max_concurrency``, but a deployed agent's cases at most ``MAX_RUNNERS // 2`` at
+    once: each case's ``test`` holds a sandbox runner for as long as it runs, and the turns
+    it sends need runners of their own (at most ``MAX_RUNNERS`` in a process)."""
+    if any(is_sandboxed(surface.evals[case_id].value.test) for case_id in todo):
+        return max(1, min(limit, MAX_RUNNERS // 2))
+    return max(1, limit)
+
+
 async def _run_async(run: EvalRun, surface: AgentSurface, todo: list[str], limit: int) -> None:
     loop = asyncio.get_running_loop()
-    # Only database work runs on it (a case waits for its turn on the event loop), so as
-    # many threads as the turns' own database threads: however many cases run at once,
-    # the run and the turns together hold at most twice that many connections.
-    threads = platform_settings.WORKER_DB_THREADS
-    executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"eval-{run.pk}")
-    loop.set_default_executor(executor)
+    at_once = cases_at_once(surface, todo, limit)
+    # Database work has threads of its own, as many as the turns' database threads: however
+    # many cases run at once, the run and the turns together hold at most twice that many
+    # connections. A sandboxed case's test holds a thread of the default executor for its
+    # whole run (waiting on its runner), so those never keep the database work waiting.
+    db = ThreadPoolExecutor(max_workers=platform_settings.WORKER_DB_THREADS, thread_name_prefix=f"eval-db-{run.pk}")
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=at_once + 2, thread_name_prefix=f"eval-{run.pk}"))
 
-    recorder = _Recorder(run.pk)
+    recorder = _Recorder(run.pk, db)
     work = asyncio.ensure_future(
-        engine.run_cases(surface, todo, lambda case_id: PlatformDriver(run, surface, case_id), recorder.add, limit)
+        engine.run_cases(
+            surface, todo, lambda case_id: PlatformDriver(run, surface, case_id, db), recorder.add, at_once
+        )
     )
     try:
         while not work.done():
             await asyncio.wait([work], timeout=HEARTBEAT_SECONDS)
-            if not work.done() and not await loop.run_in_executor(None, _closing, _renew, run.pk):
+            if not work.done() and not await loop.run_in_executor(db, _closing, _renew, run.pk):
                 work.cancel()  # cancelled: each case's driver stops its session
         await recorder.flush()
         if not work.cancelled():
@@ -326,7 +340,7 @@ async def _run_async(run: EvalRun, surface: AgentSurface, todo: list[str], limit
     except asyncio.CancelledError:
         pass
     finally:
-        executor.shutdown(wait=False, cancel_futures=True)
+        db.shutdown(wait=False, cancel_futures=True)
 
 
 def _closing(function: Any, *args: Any) -> Any:
