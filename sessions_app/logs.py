@@ -19,7 +19,11 @@ Logging must never hurt the code that logs, so the handler:
   a savepoint when the caller is inside a transaction (the line then commits, or rolls
   back, with it; a transaction that already failed is left alone);
 - never touches the database from an event loop (Django's ORM is sync-only there):
-  such records are written by a short-lived thread, at most a few at a time.
+  such records are written by short-lived writer threads, at most
+  ``MAX_BACKGROUND_WRITERS`` at a time. A record made while they are all busy waits in a
+  queue that the writers empty before they end, one line per write, so a line that
+  fails fails alone. Only past ``MAX_WAITING_LINES`` waiting (a flood no writer keeps up
+  with) is a line dropped. No writer lives longer than the lines it has to write.
 
 The console shows ``LOG_LEVEL`` (a worker's ``--loglevel``) and up, the database
 keeps INFO and up whatever the console shows (``keep_info_for_the_database``), and
@@ -35,6 +39,7 @@ import asyncio
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -57,8 +62,9 @@ IGNORED_LOGGERS = ("django.db.backends", __name__)
 # Kept with or without an agent's tags (the admin lists them all).
 PLATFORM_LOGGERS = ("agent_platform.hooks", "agents", "sessions_app")
 MAX_MESSAGE_CHARS = 8000
-# Records from event loops waiting for a writer thread; more are dropped.
-MAX_BACKGROUND_WRITES = 8
+# Writer threads for records made on event loops, and how many records may wait for one.
+MAX_BACKGROUND_WRITERS = 8
+MAX_WAITING_LINES = 10_000
 
 
 # The agent whose code runs in this context (a turn, a hook dispatch); tasks and
@@ -135,7 +141,14 @@ class DatabaseLogHandler(logging.Handler):
     def __init__(self, level: int | str = logging.INFO) -> None:
         super().__init__(level)
         self._writing = threading.local()
-        self._background = threading.BoundedSemaphore(MAX_BACKGROUND_WRITES)
+        self._reset_writers()
+        # A forked child (the prefork pool) has none of the parent's writer threads.
+        os.register_at_fork(after_in_child=self._reset_writers)
+
+    def _reset_writers(self) -> None:
+        self._writers_lock = threading.Lock()
+        self._writers = 0
+        self._waiting: deque[dict[str, Any]] = deque()
 
     def emit(self, record: logging.LogRecord) -> None:
         if _ignored(record.name) or getattr(self._writing, "active", False) or not apps.ready:
@@ -150,8 +163,14 @@ class DatabaseLogHandler(logging.Handler):
             return
         if not _in_event_loop():
             self._write(fields)
-        elif self._background.acquire(blocking=False):
-            threading.Thread(target=self._write_in_thread, args=(fields,), daemon=True).start()
+            return
+        with self._writers_lock:
+            if self._writers >= MAX_BACKGROUND_WRITERS:
+                if len(self._waiting) < MAX_WAITING_LINES:
+                    self._waiting.append(fields)  # the next writer to finish a line takes it
+                return
+            self._writers += 1
+        threading.Thread(target=self._write_in_thread, args=(fields,), daemon=True).start()
 
     def _fields(self, record: logging.LogRecord, running: dict[str, Any]) -> dict[str, Any]:
         def tag(name: str) -> Any:
@@ -183,12 +202,22 @@ class DatabaseLogHandler(logging.Handler):
         finally:
             self._writing.active = False
 
-    def _write_in_thread(self, fields: dict[str, Any]) -> None:
+    def _write_in_thread(self, fields: dict[str, Any] | None) -> None:
+        """Write ``fields``, then every line waiting, then end (under the lock, so a line
+        queued as this writer ends is seen by it or finds a writer slot free)."""
         try:
-            self._write(fields)
+            while fields is not None:
+                self._write(fields)
+                with self._writers_lock:
+                    fields = self._waiting.popleft() if self._waiting else None
+                    if fields is None:
+                        self._writers -= 1
+        except BaseException:
+            with self._writers_lock:
+                self._writers -= 1
+            raise
         finally:
             connections.close_all()
-            self._background.release()
 
 
 class JsonLines(JsonFormatter):

@@ -7,8 +7,9 @@ import logging
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from rest_framework.test import APIClient
 
 from agent_platform.tests.outage import database_unreachable
@@ -97,6 +98,28 @@ def test_a_record_logged_on_an_event_loop_is_written_by_a_thread():
     while not LogLine.objects.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert list(LogLine.objects.values_list("message", "agent_slug")) == [("from a coroutine", "ledger")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lines_from_coroutines_wait_for_a_slow_database_rather_than_being_dropped():
+    async def chatty(n: int) -> None:
+        await asyncio.sleep(0)
+        for i in range(50):
+            log.warning("line %d of coroutine %d", i, n, extra={"agent_slug": "ledger"})
+
+    async def main() -> None:
+        await asyncio.gather(*(chatty(n) for n in range(10)))
+
+    # Writes block on the table for a second: every writer is busy while the 500 lines come.
+    with psycopg.connect(**connection.get_connection_params()) as blocker:
+        blocker.execute(f"LOCK TABLE {LogLine._meta.db_table} IN EXCLUSIVE MODE")
+        asyncio.run(main())
+        time.sleep(1)
+    deadline = time.monotonic() + 30
+    while LogLine.objects.count() < 500 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stored = set(LogLine.objects.values_list("message", flat=True))
+    assert stored == {f"line {i} of coroutine {n}" for i in range(50) for n in range(10)}
 
 
 # --- GET /<slug>/v1/logs ----------------------------------------------------------------------

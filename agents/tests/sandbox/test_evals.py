@@ -94,6 +94,19 @@ async def test(t):
 
 case = define_eval(test=test, tags=["bad"])
 """,
+    # Gates are data from tenant code: the result keeps a bounded number, failures first.
+    "evals/bad/many.eval.py": """
+from agents.sdk import define_eval
+
+
+async def test(t):
+    for n in range(1200):
+        t.check(n, lambda value: True)
+    t.check("x" * 100_000, lambda value: False)
+
+
+case = define_eval(test=test, tags=["bad"])
+""",
 }
 
 TREE = {
@@ -121,7 +134,14 @@ def test_a_deployed_agents_cases_run_in_its_sandbox_with_every_status(live, alic
     client = live(alice, slug).client
     root = f"/{slug}/v1/dev/evals"
     listed = client.get(root).json()
-    assert {d["id"] for d in listed["datapoints"]} == {"ok/tool", "bad/wrong", "bad/boom", "bad/slow", "bad/reach"}
+    assert {d["id"] for d in listed["datapoints"]} == {
+        "ok/tool",
+        "bad/wrong",
+        "bad/boom",
+        "bad/slow",
+        "bad/reach",
+        "bad/many",
+    }
 
     started = client.post(f"{root}/runs", {}, format="json")
     assert started.status_code == 202, started.content
@@ -135,6 +155,7 @@ def test_a_deployed_agents_cases_run_in_its_sandbox_with_every_status(live, alic
         "bad/boom": "error",
         "bad/slow": "timeout",
         "bad/reach": "error",
+        "bad/many": "failed",
     }, snapshot
     tool = cases["ok/tool"]
     assert [a["gate"] for a in tool["assertions"]] == ["called", "check", "check", "check", "succeeded"]
@@ -144,6 +165,8 @@ def test_a_deployed_agents_cases_run_in_its_sandbox_with_every_status(live, alic
     assert [a["gate"] for a in cases["bad/boom"]["assertions"]] == ["succeeded"]
     assert [a["gate"] for a in cases["bad/slow"]["assertions"]] == ["succeeded"]
     assert "not offered to an eval case" in cases["bad/reach"]["error"]
+    many = cases["bad/many"]["assertions"]
+    assert len(many) == 501 and many[-1]["ok"] is False and len(many[-1]["message"]) <= 1000
 
     # The case's session is a real eval session of the deployed agent, its turns in the log.
     [session_id] = tool["sessionIds"]
