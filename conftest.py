@@ -6,6 +6,7 @@ Personas: alice and bob belong to tenant ``acme``; mallory belongs to ``umbrella
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -44,6 +45,34 @@ def _revision_store(tmp_path_factory) -> Iterator[None]:
     os.environ["PLATFORM_DEPLOYMENT_STORAGE_OPTIONS"] = json.dumps({"location": location})
     store = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": location}}
     with override_settings(STORAGES={**settings.STORAGES, "deployments": store}):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def flushes_win_deadlocks() -> Iterator[None]:
+    """The flush after a transactional test takes every table's lock. The session's live
+    worker and its beat sweeps, which serve this test database whatever test runs, may
+    meanwhile take two tables in the other order. Postgres cancels whichever side waits
+    the shorter ``deadlock_timeout``: the flush waits 20 s, so it is theirs (a cancelled
+    flush leaves rows for the next tests to trip on)."""
+    from django.core.management.commands.flush import Command
+    from django.db import connections
+
+    handle = Command.handle
+
+    def handle_winning_deadlocks(self: Command, **options: Any) -> Any:
+        flushing = connections[options.get("database") or "default"]
+        if flushing.vendor != "postgresql":
+            return handle(self, **options)
+        with flushing.cursor() as cursor:
+            cursor.execute("SET deadlock_timeout = '20s'")
+        flushed = handle(self, **options)
+        with flushing.cursor() as cursor:  # the next test's own deadlocks are told as usual
+            cursor.execute("RESET deadlock_timeout")
+        return flushed
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Command, "handle", handle_winning_deadlocks)
         yield
 
 
@@ -223,7 +252,7 @@ def live(celery_worker_process, live_agents_dir, settings, transactional_db, cli
 
     from agent_platform.celery import app
     from sessions_app.models import Turn, TurnStatus
-    from sessions_app.tests.live import LiveClient, yield_in_deadlocks
+    from sessions_app.tests.live import LiveClient
 
     settings.PLATFORM = {**settings.PLATFORM, "AGENTS_DIR": live_agents_dir}
     previous, app.conf.task_default_queue = app.conf.task_default_queue, celery_worker_process.queue
@@ -233,13 +262,11 @@ def live(celery_worker_process, live_agents_dir, settings, transactional_db, cli
 
     yield make
     app.conf.task_default_queue = previous
-    # Let the worker finish what this test started before the database is flushed, and
-    # let the flush win a deadlock with what it still does (a queued turn it claims then).
+    # Let the worker finish what this test started before the database is flushed.
     deadline = time.monotonic() + 15
     while Turn.objects.filter(status=TurnStatus.RUNNING).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.3)
-    yield_in_deadlocks()
 
 
 @pytest.fixture

@@ -27,16 +27,6 @@ def wait_settled(timeout: float) -> None:
         time.sleep(0.1)
 
 
-def yield_in_deadlocks() -> None:
-    """The database flush after a test takes every table's lock; a query of a worker or
-    of beat's sweeps may take two tables in the other order. Whoever waits the shorter
-    deadlock_timeout is the one cancelled: let it be theirs, not the flush."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute("SET deadlock_timeout = '20s'")
-
-
 class LiveClient:
     def __init__(self, client: APIClient, slug: str) -> None:
         self.client = client

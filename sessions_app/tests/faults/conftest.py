@@ -19,7 +19,7 @@ from agent_platform.tests.factories import issue_token
 from sessions_app.models import Turn, TurnStatus
 from sessions_app.tests.faults.invariants import assert_log_invariants
 from sessions_app.tests.faults.stack import DEADLINE, Stack
-from sessions_app.tests.live import wait_settled, yield_in_deadlocks
+from sessions_app.tests.live import wait_settled
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +60,6 @@ def fault(stack, transactional_db, settings, live_agents_dir):
     stack.disarm_all()
     stack.ensure_running()
     wait_settled(DEADLINE)
-    yield_in_deadlocks()
     assert_log_invariants()
     assert not armed, f"crash points armed but never reached: {armed}"
 
