@@ -88,7 +88,7 @@ class AgentDetailSerializer(serializers.Serializer[None]):
     createdAt = serializers.DateTimeField()
     updatedAt = serializers.DateTimeField()
     ok = serializers.BooleanField(help_text="Served: its tree has no errors (health answers 200).")
-    model = serializers.CharField()
+    model = serializers.CharField(allow_null=True, help_text="Null while no deployment is active.")
     description = serializers.CharField(allow_blank=True)
     tools = serializers.ListField(child=serializers.CharField())
     errors = serializers.IntegerField()  # type: ignore[assignment]  # a field, not Serializer.errors

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent_platform.tests.factories import staff_user_for
 from agents.models import AgentSource
 from agents.tests.deploying import TREES, deployed_agent
 from sessions_app.tests.factories import AgentFactory
@@ -69,3 +70,27 @@ def test_another_tenants_agent_is_404_and_an_unknown_one_too(alice, mallory, cli
     assert refused.status_code == unknown.status_code == 404
     # The same answer as for a slug nobody has: nothing tells the agent exists.
     assert refused.json()["message"].replace("acme-private", "acme-privatf") == unknown.json()["message"]
+
+
+def test_an_agent_made_but_not_deployed_yet_is_200_saying_so(alice, mallory, client_for):
+    staff_user_for(alice)
+    staff = client_for(alice)
+    assert staff.post("/api/v1/agents", {"slug": "coming-soon"}, format="json").status_code == 201
+    assert "coming-soon" in {a["slug"] for a in staff.get("/api/v1/agents").json()["agents"]}
+
+    body = staff.get("/api/v1/agents/coming-soon").json()
+    assert (body["ok"], body["source"], body["model"], body["tools"], body["errors"]) == (
+        False,
+        AgentSource.DEPLOYMENT,
+        None,
+        [],
+        1,
+    )
+    [problem] = body["diagnostics"]
+    assert problem["code"] == "agents.E052" and "no active deployment" in problem["message"]
+    # Its routes are not served yet, and another tenant still learns nothing of it.
+    assert staff.get("/coming-soon/v1/info").status_code == 404
+    refused = client_for(mallory).get("/api/v1/agents/coming-soon")
+    unknown = client_for(mallory).get("/api/v1/agents/coming-sooo")
+    assert refused.status_code == unknown.status_code == 404
+    assert refused.json()["message"].replace("coming-soon", "coming-sooo") == unknown.json()["message"]

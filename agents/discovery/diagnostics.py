@@ -78,6 +78,9 @@ SANDBOX_FAILED = _error(
     50, "Run `agent validate` on the tree; if it is clean, the sandbox itself failed (see docs/security.md)."
 )
 SANDBOXED_STDIO_MCP = _warning(51, "Use an http MCP connection: a sandboxed agent's stdio commands are not started.")
+NOT_DEPLOYED = _error(
+    52, "Upload a tree (POST /api/v1/agents/<slug>/deployments, or `manage.py agent deploy`) and activate it."
+)
 INVALID_SLUG = _warning(27, "Agent folder names match [A-Za-z0-9][A-Za-z0-9_-]* and are not reserved segments.")
 
 
