@@ -167,6 +167,24 @@ def _enums() -> dict[str, type[enum.Enum]]:
     return {"Severity": Severity}
 
 
+# The ref kind of a function the runner names rather than runs (``platform_functions``).
+PLATFORM_FN = "sdk"
+
+
+def platform_functions() -> dict[str, Callable[..., Any]]:
+    """The sdk's own handlers by name: the packs' default ``events`` handlers, which hand
+    each event to the platform's Slack or GitHub client. They are the platform's code, not
+    the tenant's, and need the platform's host; so a sandboxed surface names them
+    (``{"$fn": "sdk:<name>"}``) and the platform calls its own copy."""
+    from agents.sdk import _github_pack, _slack_pack
+
+    return {
+        "slack.post_reply": _slack_pack.post_reply,
+        "slack.post_failure": _slack_pack.post_failure,
+        "github.track": _github_pack._track,
+    }
+
+
 # encode(fn, owner, field) -> the "$fn" object for a function met in ``owner.field``.
 FunctionEncoder = Callable[[Callable[..., Any], Any, str], dict[str, Any]]
 

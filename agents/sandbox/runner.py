@@ -123,6 +123,9 @@ class Runner:
     def register(self, fn: Callable[..., Any], owner: Any, field: str) -> dict[str, Any]:
         from agents.sdk import Route, Tool
 
+        for name, platform_fn in protocol.platform_functions().items():
+            if fn is platform_fn:  # the sdk's own handler: the platform runs it, with its host
+                return {"$fn": f"{protocol.PLATFORM_FN}:{name}", "async": inspect.iscoroutinefunction(fn)}
         if isinstance(owner, Tool) and field == "fn":
             entry = _Registered("tool", owner)
         elif isinstance(owner, Route) and field == "handler":
@@ -339,10 +342,42 @@ class RemoteArtifacts(_Remote):
         return str(await self._ask("tag", name, content, **options))
 
 
+class RemoteSlack(_Remote):
+    """``ctx.host.slack`` of an agent with a Slack pack: the platform makes the call, with
+    the bot token it resolves there (the token never enters the runner)."""
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        return dict(await self._ask("call", method, **params))
+
+    async def post_message(self, channel: str, text: str, thread_ts: str | None = None) -> dict[str, Any]:
+        return dict(await self._ask("post_message", channel, text, thread_ts=thread_ts))
+
+
+class RemoteGitHub(_Remote):
+    """``ctx.host.github`` of an agent with a GitHub pack, likewise."""
+
+    async def request(self, method: str, path: str, json: Any = None) -> Any:
+        return await self._ask("request", method, path, json)
+
+    async def comment(self, owner_repo: str, number: int, body: str) -> dict[str, Any]:
+        return dict(await self._ask("comment", owner_repo, number, body))
+
+    async def edit_comment(self, owner_repo: str, comment_id: int, body: str) -> dict[str, Any]:
+        return dict(await self._ask("edit_comment", owner_repo, comment_id, body))
+
+    async def react(self, owner_repo: str, comment_id: int, content: str = "eyes", *, review: bool = False) -> None:
+        await self._ask("react", owner_repo, comment_id, content, review=review)
+
+    async def create_check_run(self, owner_repo: str, head_sha: str, **fields: Any) -> dict[str, Any]:
+        return dict(await self._ask("create_check_run", owner_repo, head_sha, **fields))
+
+    async def update_check_run(self, owner_repo: str, check_run_id: int, **fields: Any) -> dict[str, Any]:
+        return dict(await self._ask("update_check_run", owner_repo, check_run_id, **fields))
+
+
 class RemoteHost:
     """``ctx.host`` in the sandbox: each call goes to the platform, which runs it through
-    the real host of this call's session. The packs' API clients (``slack``, ``github``)
-    hold the platform's tokens and are not offered here."""
+    the real host of this call's session (the packs' clients too: their tokens stay there)."""
 
     def __init__(self, runner: Runner, call_id: int, flags: Mapping[str, Any]) -> None:
         self.kv = RemoteKV(runner, call_id, "kv")
@@ -350,8 +385,8 @@ class RemoteHost:
         self.otel = RemoteOtel(runner, call_id, "otel")
         self.mcp = RemoteMcp(runner, call_id, "mcp") if flags.get("mcp") else None
         self.reminders = RemoteReminders(runner, call_id, "reminders") if flags.get("reminders") else None
-        self.slack = None
-        self.github = None
+        self.slack = RemoteSlack(runner, call_id, "slack") if flags.get("slack") else None
+        self.github = RemoteGitHub(runner, call_id, "github") if flags.get("github") else None
 
 
 class RemoteEvalTest(CaseTest):

@@ -47,6 +47,8 @@ HOST_METHODS: dict[str, frozenset[str]] = {
     "mcp": frozenset({"list_tools", "call"}),
     "otel": frozenset({"increment", "record", "set_attributes"}),
     "artifacts": frozenset({"tag"}),
+    "slack": frozenset({"call", "post_message"}),
+    "github": frozenset({"request", "comment", "edit_comment", "react", "create_check_run", "update_check_run"}),
 }
 # What the sandboxed ``t`` of an eval case asks of the platform's (agents.sandbox.runner).
 EVAL_TEST_METHODS = {"eval.send": "send", "eval.gate": "record"}
@@ -262,6 +264,8 @@ def _flags(args: Sequence[Any]) -> tuple[dict[str, Any], Any]:
                 "host": host is not None,
                 "mcp": getattr(host, "mcp", None) is not None,
                 "reminders": getattr(host, "reminders", None) is not None,
+                "slack": getattr(host, "slack", None) is not None,
+                "github": getattr(host, "github", None) is not None,
                 "artifacts": getattr(arg, "artifacts", None) is not None,
                 "send": callable(getattr(arg, "send", None)),
             }
@@ -358,7 +362,12 @@ def _proxy(pool: RevisionPool, obj: dict[str, Any]) -> Callable[..., Any]:
     ref = obj["$fn"]
     if not isinstance(ref, str):
         raise protocol.ProtocolError("$fn must be a string")
-    kind = ref.partition(":")[0]
+    kind, _, name = ref.partition(":")
+    if kind == protocol.PLATFORM_FN:  # the sdk's own handler, named by the runner: ours runs
+        platform_fn = protocol.platform_functions().get(name)
+        if platform_fn is None:
+            raise protocol.ProtocolError(f"{ref!r} is not a function of the sdk")
+        return platform_fn
 
     def prepare(args: Sequence[Any]) -> tuple[list[Any], dict[str, Any], Path | None, Any]:
         flags, ctx = _flags(args)
