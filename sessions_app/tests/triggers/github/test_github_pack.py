@@ -286,3 +286,38 @@ def test_an_on_event_that_raises_is_502_and_the_delivery_may_be_redelivered(agen
         assert answer.json()["error"] == "channel_handler_failed"
         assert "the check suite confused on_event" in answer.json()["message"]
     assert not InboundDelivery.objects.exists() and not Session.objects.exists()
+
+
+def test_a_deployed_agents_pack_keeps_its_check_run_as_a_folder_agents_does(live, alice, fake_github, tmp_path):
+    """The tree runs in the sandbox; the pack's default handler is the sdk's and runs on
+    the platform with its client, so the check run is created and completed."""
+    from agents.sandbox import bwrap_path
+    from agents.secrets import set_secret
+    from agents.tests.deploying import deployed_agent
+    from agents.tests.trees import write_tree
+
+    if bwrap_path() is None:
+        pytest.skip("the sandbox needs bubblewrap (apt-get install bubblewrap)")
+    channel = (
+        "from agents.sdk import github_channel\n\n"
+        f'channel = github_channel(secret="WEBHOOK_SECRET", token="GITHUB_TOKEN", api_url={FAKE.url!r}, '
+        'bot_name="deployedbot")\n'
+    )
+    folder = tmp_path / "deployed-hub"
+    write_tree(folder, {"agent/instructions.md": "A deployed PR helper.", "agent/channels/github.py": channel})
+    agent = deployed_agent(alice.tenant, "deployed-hub", folder)
+    set_secret(agent, "WEBHOOK_SECRET", SECRET)
+    set_secret(agent, "GITHUB_TOKEN", "ghs_deployed_token")
+    live(alice, "deployed-hub")
+    fake_github.reset()
+
+    opened = deliver(
+        "pull_request", pull_request("opened", repo="acme/deployed"), url="/deployed-hub/v1/channels/github/webhook"
+    )
+    assert opened.status_code == 202, opened.content
+    fake_github.wait_for("PATCH", r"/check-runs/\d+$")
+    [created] = fake_github.recorded("POST", r"^/repos/acme/deployed/check-runs$")
+    assert (created.body["name"], created.body["status"]) == ("deployedbot", "in_progress")
+    [completed] = fake_github.recorded("PATCH", r"/check-runs/\d+$")
+    assert (completed.body["status"], completed.body["conclusion"]) == ("completed", "success")
+    assert {c.authorization for c in fake_github.calls} == {"Bearer ghs_deployed_token"}
