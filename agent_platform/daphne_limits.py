@@ -4,10 +4,13 @@ Daphne (Twisted) receives a whole request body before the ASGI application runs,
 then queues all of it for the application at once, so an application-level check comes
 too late to keep a 100 MB upload out of the server's memory. Daphne has no option for
 this; ``install()`` swaps in a request class that answers 413 as soon as the declared
-length, or the count of bytes received so far, passes the cap, and closes the
-connection. ``agent_platform.asgi`` installs it, so both ``daphne ...asgi:application``
-and ``manage.py agent serve`` get it; ``agent_platform.body_limit`` stays as the check
-for any other ASGI server.
+length, or the count of bytes received so far, passes the cap. It then closes its side
+only (a half-close) and reads and drops whatever the client still sends, for at most
+``LINGER_SECONDS``: closing outright with the body unread would reset the connection,
+and a client still sending would see a broken pipe instead of the 413.
+``agent_platform.asgi`` installs it, so both ``daphne ...asgi:application`` and
+``manage.py agent serve`` get it; ``agent_platform.body_limit`` stays as the check for
+any other ASGI server.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ _RESPONSE = (
 # The largest WebSocket frame a client may send (bytes): daphne is told so, and the stream
 # consumer closes a bigger one with 1009 (the stream is one-way anyway).
 MAX_INBOUND_FRAME = 64 * 1024
+# How long a refused request's connection stays open to read (and drop) the rest of its body.
+LINGER_SECONDS = 5.0
 
 _DaphneRequest: Any = http_protocol.WebRequest
 
@@ -67,8 +72,14 @@ class BodyLimitedRequest(_DaphneRequest):
         self.refused = True
         # No "100 Continue" after the answer: the client must not send the body.
         self.requestHeaders.removeHeader(b"expect")
-        self.channel.transport.write(_RESPONSE)
-        self.channel.loseConnection()
+        transport = self.channel.transport
+        transport.write(_RESPONSE)
+        transport.loseWriteConnection()
+        # Imported here: importing the reactor installs one, and daphne installs its own first.
+        from twisted.internet import reactor
+
+        # (the module's reactor is typed as the interface, whose methods take self)
+        reactor.callLater(LINGER_SECONDS, self.channel.loseConnection)  # type: ignore[arg-type]
 
 
 def install() -> None:

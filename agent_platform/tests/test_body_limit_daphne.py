@@ -102,6 +102,22 @@ def test_a_declared_length_over_the_limit_is_413_before_any_body_is_sent(daphne,
     assert not Session.objects.exists()
 
 
+def test_a_client_still_sending_a_refused_body_reads_the_413_rather_than_a_reset(daphne, alice):
+    """The answer comes at the headers; the client, not reading yet, sends 16 MB more."""
+    body = _big_body(16 * 1024 * 1024)
+    head = _post_head(issue_token(alice), f"Content-Length: {len(body)}\r\n")
+    with socket.create_connection(("127.0.0.1", daphne.port), timeout=20) as sock:
+        sock.sendall(head)
+        for start in range(0, len(body), 64 * 1024):
+            sock.sendall(body[start : start + 64 * 1024])  # no BrokenPipeError, no reset
+        answer = b""
+        while piece := sock.recv(65536):
+            answer += piece
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"] == "body_too_large"
+    assert not Session.objects.exists()
+
+
 def test_a_chunked_body_over_the_limit_is_413_and_not_held_in_memory(daphne, alice):
     before = _rss_kb(daphne.pid)
     body = _big_body(32 * 1024 * 1024)

@@ -77,10 +77,10 @@ def test_a_deployed_agent_answers_in_the_thread_and_its_tool_posts_through_the_p
     assert reply["authorization"] == f"Bearer {BOT_TOKEN}"
     assert reply["body"] == {"channel": "CDEPLOYED", "thread_ts": "300.0001", "text": "echo: hello"}
 
-    call = json.dumps({"channel": "CANNOUNCE", "text": "release at noon"})
+    call = json.dumps({"channel": "CDEPLOYEDANNOUNCE", "text": "release at noon"})
     say(f"<@U0BOT> /call announce {call}", channel="CDEPLOYED2", ts="301.0001")
-    [announced] = fake_slack.wait_for_posts("CANNOUNCE")
-    assert announced["body"] == {"channel": "CANNOUNCE", "text": "release at noon"}
+    [announced] = fake_slack.wait_for_posts("CDEPLOYEDANNOUNCE")
+    assert announced["body"] == {"channel": "CDEPLOYEDANNOUNCE", "text": "release at noon"}
     assert announced["authorization"] == f"Bearer {BOT_TOKEN}"
     [answer] = fake_slack.wait_for_posts("CDEPLOYED2")
     assert answer["body"]["thread_ts"] == "301.0001", answer
