@@ -15,7 +15,8 @@ Logging must never hurt the code that logs, so the handler:
   access, a value that does not fit) is dropped;
 - never recurses: it ignores ``django.db.backends`` and its own module's records, and
   records logged while it is writing;
-- writes in its own short transaction: on the thread's connection in autocommit, or in
+- writes in its own short transaction: on the thread's connection in autocommit (a
+  thread that had none gives the one it borrowed back at once), or in
   a savepoint when the caller is inside a transaction (the line then commits, or rolls
   back, with it; a transaction that already failed is left alone);
 - never touches the database from an event loop (Django's ORM is sync-only there):
@@ -192,6 +193,10 @@ class DatabaseLogHandler(logging.Handler):
 
         if connection.in_atomic_block and connection.needs_rollback:
             return
+        # A thread that held no connection (a worker's thread for a plain tool function,
+        # any thread no request or task manages) gets one for the line and gives it back:
+        # kept, it would stay borrowed from the pool for the thread's life.
+        borrowed = connection.connection is None
         self._writing.active = True
         try:
             # The platform's own log: a line may name another tenant, or none.
@@ -201,6 +206,8 @@ class DatabaseLogHandler(logging.Handler):
             return
         finally:
             self._writing.active = False
+            if borrowed:
+                connection.close()
 
     def _write_in_thread(self, fields: dict[str, Any] | None) -> None:
         """Write ``fields``, then every line waiting, then end (under the lock, so a line

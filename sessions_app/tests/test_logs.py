@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from pathlib import Path
 
 import psycopg
 import pytest
+from django.conf import settings
 from django.db import connection, transaction
 from rest_framework.test import APIClient
 
@@ -120,6 +122,33 @@ def test_lines_from_coroutines_wait_for_a_slow_database_rather_than_being_droppe
         time.sleep(0.05)
     stored = set(LogLine.objects.values_list("message", flat=True))
     assert stored == {f"line {i} of coroutine {n}" for i in range(50) for n in range(10)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_threads_that_log_give_their_connection_back_so_more_of_them_than_the_pool_lose_nothing():
+    """A worker's plain tool functions run on threads that no request or task manages.
+    Each of twenty such threads, more than the pool has connections, logs a line and stays
+    alive: a connection borrowed for a line and kept would leave the last ones none."""
+    pool_size = settings.DATABASES["default"]["OPTIONS"]["pool"]["max_size"]
+    count = pool_size + 4
+    logged, done = threading.Barrier(count + 1), threading.Event()
+
+    def tool_thread(n: int) -> None:
+        log.warning("line of thread %d", n)
+        logged.wait()
+        done.wait()  # alive, as a tool pool's thread stays
+
+    threads = [threading.Thread(target=tool_thread, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    try:
+        logged.wait(timeout=60)
+        stored = set(LogLine.objects.values_list("message", flat=True))
+        assert stored == {f"line of thread {n}" for n in range(count)}
+    finally:
+        done.set()
+        for thread in threads:
+            thread.join()
 
 
 # --- GET /<slug>/v1/logs ----------------------------------------------------------------------
