@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
 from django.conf import settings
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from pythonjsonlogger.json import JsonFormatter
 
 from agent_platform import rls
@@ -211,7 +211,8 @@ class DatabaseLogHandler(logging.Handler):
 
     def _write_in_thread(self, fields: dict[str, Any] | None) -> None:
         """Write ``fields``, then every line waiting, then end (under the lock, so a line
-        queued as this writer ends is seen by it or finds a writer slot free)."""
+        queued as this writer ends is seen by it or finds a writer slot free). Each write
+        gives back the connection it borrowed (``_write``): the thread ends holding none."""
         try:
             while fields is not None:
                 self._write(fields)
@@ -223,8 +224,6 @@ class DatabaseLogHandler(logging.Handler):
             with self._writers_lock:
                 self._writers -= 1
             raise
-        finally:
-            connections.close_all()
 
 
 class JsonLines(JsonFormatter):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
+import functools
 import json
 import socket
 import struct
@@ -171,6 +172,7 @@ def _enums() -> dict[str, type[enum.Enum]]:
 PLATFORM_FN = "sdk"
 
 
+@functools.cache
 def platform_functions() -> dict[str, Callable[..., Any]]:
     """The sdk's own handlers by name: the packs' default ``events`` handlers, which hand
     each event to the platform's Slack or GitHub client. They are the platform's code, not
