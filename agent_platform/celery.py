@@ -1,8 +1,8 @@
 """The Celery application. Its configuration is the ``CELERY_*`` Django settings.
 
-It also carries one narrow patch of kombu's Redis transport, applied to every
+It also carries two narrow patches of kombu's Redis transport, applied to every
 process that configures Celery (worker, beat and web all import this module):
-see ``guard_orphaned_redis_channels``.
+see ``guard_orphaned_redis_channels`` and ``reuse_redis_clients``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from celery import Celery
@@ -71,9 +73,45 @@ def guard_orphaned_redis_channels() -> None:
     channel._connparams = _connparams
 
 
+def reuse_redis_clients() -> None:
+    """Let a Redis channel keep one client for its synchronous commands.
+
+    kombu 5.7.0 builds a new ``redis.Redis`` for every publish (``Channel._put``) and
+    for each of the two pipelines that index and un-index a delivered message (the
+    worker's receive and ack): ``conn_or_acquire()`` with no client calls
+    ``_create_client()``. Each build fills a table of some 200 response callbacks:
+    about 40% of the CPU of a turn's publish in the web process, and two more builds
+    in the worker for each task it takes. A Redis client is safe to share between threads (it
+    borrows a connection from the pool for each command), so a channel now reuses
+    one, built again only when the channel's pool is replaced (after a fork or a
+    lost connection), and a closed channel still fails as ``guard_orphaned_redis_channels``
+    makes it. Idempotent.
+    """
+    channel: Any = kombu_redis.Channel
+    original = channel.conn_or_acquire
+    if getattr(original, "reuses_client", False):
+        return
+
+    @functools.wraps(original)
+    @contextmanager
+    def conn_or_acquire(self: Any, client: Any = None) -> Iterator[Any]:
+        if client:
+            yield client
+            return
+        pool = self.pool
+        kept = self.__dict__.get("_kept_sync_client")
+        if kept is None or kept.connection_pool is not pool:
+            kept = self.__dict__["_kept_sync_client"] = self._create_client()
+        yield kept
+
+    conn_or_acquire.reuses_client = True  # type: ignore[attr-defined]
+    channel.conn_or_acquire = conn_or_acquire
+
+
 def create_app(name: str = "agent_platform") -> Celery:
     """A Celery app configured from the Django settings, with every app's tasks."""
     guard_orphaned_redis_channels()
+    reuse_redis_clients()
     celery_app = Celery(name, set_as_current=name == "agent_platform")
     celery_app.config_from_object("django.conf:settings", namespace="CELERY")
     celery_app.autodiscover_tasks()

@@ -70,3 +70,62 @@ def test_kombu_still_needs_the_guard(redis, monkeypatch):
     connection.collect(socket_timeout=5)
     with pytest.raises(AttributeError, match="hostname"):
         connection.close()
+
+
+def _clients_built(monkeypatch) -> list[Any]:
+    """Every ``redis.Redis`` built from here on."""
+    built: list[Any] = []
+    original = kombu_redis.redis.Redis.__init__
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(kombu_redis.redis.Redis, "__init__", counting)
+    return built
+
+
+def _publish_consume_and_ack(connection: Connection, queue: Queue, count: int) -> list[int]:
+    with connection.Producer() as producer:
+        for n in range(count):
+            producer.publish({"n": n}, routing_key=queue.name, declare=[queue])
+    seen: list[int] = []
+
+    def take(body: Any, message: Any) -> None:
+        seen.append(body["n"])
+        message.ack()
+
+    with connection.Consumer([queue], callbacks=[take]):
+        while len(seen) < count:
+            connection.drain_events(timeout=5)
+    return seen
+
+
+def test_a_channel_keeps_one_client_for_publishes_and_acks_and_a_new_pool_gets_a_new_one(redis, monkeypatch):
+    connection = Connection(f"{redis.url}/0")
+    queue = Queue("kept")
+    assert _publish_consume_and_ack(connection, queue, 2) == [0, 1]  # the channel and its clients exist now
+    built = _clients_built(monkeypatch)
+    assert _publish_consume_and_ack(connection, queue, 20) == list(range(20))
+    assert built == []  # 20 publishes and 20 acks (each ack a pipeline) on the client kept
+    channel: Any = connection.default_channel
+    kept = channel.__dict__["_kept_sync_client"]
+    channel._disconnect_pools()  # what a fork does: a new pool next time
+    assert _publish_consume_and_ack(connection, queue, 3) == [0, 1, 2]
+    renewed = channel.__dict__["_kept_sync_client"]
+    assert renewed is not kept and renewed.connection_pool is channel.pool
+    connection.close()
+
+
+def test_kombu_still_builds_a_client_per_command(redis, monkeypatch):
+    """Without ``reuse_redis_clients`` the pinned kombu builds a Redis client for every
+    publish and every ack. When this fails, kombu no longer does: drop the patch."""
+    channel: Any = kombu_redis.Channel
+    monkeypatch.setattr(channel, "conn_or_acquire", channel.conn_or_acquire.__wrapped__)
+    connection = Connection(f"{redis.url}/0")
+    queue = Queue("unkept")
+    _publish_consume_and_ack(connection, queue, 2)
+    built = _clients_built(monkeypatch)
+    _publish_consume_and_ack(connection, queue, 5)
+    assert len(built) >= 10  # one per publish, one per ack
+    connection.close()
