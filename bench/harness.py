@@ -313,12 +313,15 @@ def wait_healthy(port: int, process: Process, timeout: float = 60.0) -> None:
     while time.time() < deadline:
         if process.popen.poll() is not None:
             raise BenchError(f"{process.name} exited ({process.popen.returncode}):\n{process.log_tail()}")
-        with contextlib.suppress(OSError, http.client.HTTPException):
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                conn.close()
-                return
+        # Closed whatever happens: a server slow to answer (a timeout) left the socket to
+        # the garbage collector, whose ResourceWarning failed the test that happened to run.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                conn.request("GET", "/healthz")
+                if conn.getresponse().status == 200:
+                    return
+        finally:
             conn.close()
         time.sleep(0.1)
     raise BenchError(f"{process.name} not healthy within {timeout} s:\n{process.log_tail()}")
