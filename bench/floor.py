@@ -1,0 +1,210 @@
+"""The floor under a turn: what the parts of this stack cost with none of the platform in them.
+
+    .venv/bin/python bench/floor.py [--n 500] [--tasks 1000] [--json OUT]
+
+A turn as the peer benchmark's client makes it is two HTTP requests to daphne (the POST
+that records the turn, the stream that reads it back), one Celery task in the worker, and
+a few durable writes. This measures each of those below the platform, on the same pinning
+as ``web_hot_path.py --pin`` (servers on CPU 0, this client on CPU 1), so that the
+platform's CPU per turn can be read against them:
+
+- one request to daphne serving a bare ASGI callable, Django with no middleware, Django
+  with the platform's middleware, that as a DRF view, and Django inserting and committing
+  one row: the server's CPU per request (``/proc``) and the p50 as a client sees it;
+- one Celery task that does nothing (``bench/floor_celery.py``, the platform's Celery
+  settings): the publisher's CPU per ``apply_async`` and the worker's CPU per task;
+- Postgres's CPU per committed insert (its backends' CPU during the commit pass).
+
+Sums them into the floor of a turn of the peer benchmark (two requests to DRF views
+through the middleware, one of them committing, a publish, a task, three more commits in the worker:
+the claim, the turn's events, its end) and prints it: a lower bound, since it leaves out
+every read. Redis at 127.0.0.1:6379, Postgres at 127.0.0.1:5432 (user postgres).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the platform, for floor_celery
+
+from harness import PYTHON, Api, BenchError, Processes, cpu_seconds, create_database, drop_database, free_port
+from meters import BackendCpu
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+APPS = ("raw", "django", "django-middleware", "drf", "django-commit")
+PATHS = {"drf": "/drf", "django-commit": "/commit"}
+
+
+def _env(database: str, queue: str) -> dict[str, str]:
+    env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
+    env.update(
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{database}",
+        REDIS_URL=REDIS_URL,
+        SECRET_KEY="bench-only-not-secret",  # noqa: S106 - a throwaway key for a throwaway database
+        PLATFORM_DEV="0",
+        PLATFORM_TASK_QUEUE=queue,
+        LOG_LEVEL="WARNING",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        PYTHONPATH=str(Path(__file__).resolve().parent.parent),
+    )
+    return env
+
+
+def _wait_answering(port: int, path: str, process: Any, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.popen.poll() is not None:
+            raise BenchError(f"{process.name} exited:\n{process.log_tail()}")
+        try:
+            api = Api(port, None, timeout=2)
+            status, _ = api.call("POST", path, {"m": "hello"})
+            api.close()
+            if status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise BenchError(f"{process.name} did not answer {path}:\n{process.log_tail()}")
+
+
+def _requests(processes: Processes, env: dict[str, str], app: str, n: int, database: str) -> dict[str, float]:
+    port = free_port()
+    daphne_argv = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "bench.floor_asgi:application"]
+    argv = ["taskset", "-c", "0", *daphne_argv]
+    daphne = processes.start(f"daphne-{app}", argv, {**env, "FLOOR_APP": app})
+    path = PATHS.get(app, "/bare")
+    try:
+        _wait_answering(port, path, daphne)
+        api = Api(port, None)
+        for _ in range(100):
+            api.call("POST", path, {"m": "hello"})
+        backends = BackendCpu(database) if app == "django-commit" else None
+        if backends is not None:
+            backends.start()
+        latencies = []
+        before = cpu_seconds(daphne.pid)
+        for _ in range(n):
+            started = time.perf_counter()
+            status, _ = api.call("POST", path, {"m": "hello"})
+            latencies.append(time.perf_counter() - started)
+            if status != 200:
+                raise BenchError(f"{app}: {status}")
+        spent = cpu_seconds(daphne.pid) - before
+        found = {
+            f"{app}: request p50 ms": statistics.median(latencies) * 1000,
+            f"{app}: daphne CPU ms/request": spent * 1000 / n,
+        }
+        if backends is not None:
+            backends.stop()
+            found["Postgres CPU ms/commit"] = backends.seconds * 1000 / n
+        api.close()
+        return found
+    finally:
+        processes.stop(daphne)
+
+
+def _tasks(processes: Processes, env: dict[str, str], count: int) -> dict[str, float]:
+    import redis
+
+    os.environ.update({key: env[key] for key in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PLATFORM_TASK_QUEUE")})
+    from bench.floor_celery import DONE_KEY, noop
+
+    counter = redis.Redis.from_url(REDIS_URL)
+    counter.delete(DONE_KEY)
+    argv = ["taskset", "-c", "0", PYTHON, "-m", "celery", "-A", "bench.floor_celery", "worker", "--loglevel=WARNING"]
+    worker = processes.start("floor-worker", argv, env)
+    try:
+        warm = 100
+        for n in range(warm):
+            noop.apply_async((n,))
+        _wait_count(counter, DONE_KEY, warm, worker)
+        before = cpu_seconds(worker.pid)
+        published = time.process_time()
+        for n in range(count):
+            noop.apply_async((n,))
+        publish = time.process_time() - published
+        _wait_count(counter, DONE_KEY, warm + count, worker)
+        time.sleep(0.5)  # the last acks
+        spent = cpu_seconds(worker.pid) - before  # the half second idle costs next to nothing
+        return {
+            "Celery: publish (apply_async) CPU ms": publish * 1000 / count,
+            "Celery: worker CPU ms/task (empty task)": spent * 1000 / count,
+        }
+    finally:
+        processes.stop(worker)
+        counter.delete(DONE_KEY)
+
+
+def _wait_count(counter: Any, key: str, target: int, worker: Any, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while int(counter.get(key) or 0) < target:
+        if worker.popen.poll() is not None:
+            raise BenchError(f"the floor worker exited:\n{worker.log_tail()}")
+        if time.monotonic() > deadline:
+            raise BenchError(f"only {counter.get(key)} of {target} tasks done:\n{worker.log_tail()}")
+        time.sleep(0.05)
+
+
+def floor_of_a_turn(found: dict[str, float]) -> float:
+    """Two requests to DRF views through the middleware (the POST commits), a publish, a task, three
+    commits in the worker (the claim, the turn's events, its end), and Postgres's side of
+    the four commits."""
+    request = found["drf: daphne CPU ms/request"]
+    commit = found["django-commit: daphne CPU ms/request"] - found["django: daphne CPU ms/request"]
+    return (
+        2 * request
+        + commit
+        + found["Celery: publish (apply_async) CPU ms"]
+        + found["Celery: worker CPU ms/task (empty task)"]
+        + 3 * commit
+        + 4 * found["Postgres CPU ms/commit"]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=500, help="requests timed per application")
+    parser.add_argument("--tasks", type=int, default=1000, help="empty Celery tasks timed")
+    parser.add_argument("--json", type=Path, help="save the figures here")
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {1})
+    database = f"bench_floor_{os.getpid()}"
+    queue = f"bench-floor-{uuid.uuid4().hex[:8]}"
+    create_database(database)
+    import psycopg
+
+    with psycopg.connect(f"postgres://postgres@127.0.0.1:5432/{database}", autocommit=True) as conn:
+        conn.execute("CREATE TABLE bench_floor_rows (id bigserial PRIMARY KEY, data text)")
+    env = _env(database, queue)
+    found: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+        processes = Processes(Path(tmp))
+        try:
+            for app in APPS:
+                found.update(_requests(processes, env, app, args.n, database))
+            found.update(_tasks(processes, env, args.tasks))
+        finally:
+            processes.stop_all()
+            drop_database(database)
+    found["floor of a turn: CPU ms (sum)"] = floor_of_a_turn(found)
+    width = max(map(len, found))
+    print(f"\n{'measure':<{width}}  value")
+    for name, value in found.items():
+        print(f"{name:<{width}}  {value:7.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(found, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
