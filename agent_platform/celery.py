@@ -81,11 +81,11 @@ def reuse_redis_clients() -> None:
     worker's receive and ack): ``conn_or_acquire()`` with no client calls
     ``_create_client()``. Each build fills a table of some 200 response callbacks:
     about 40% of the CPU of a turn's publish in the web process, and two more builds
-    in the worker for each task it takes. A Redis client is safe to share between threads (it
-    borrows a connection from the pool for each command), so a channel now reuses
-    one, built again only when the channel's pool is replaced (after a fork or a
-    lost connection), and a closed channel still fails as ``guard_orphaned_redis_channels``
-    makes it. Idempotent.
+    in the worker for each task it takes. A Redis client is safe to share between
+    threads (it borrows a connection from the pool for each command), so a channel
+    now reuses one, built again only when the channel's pool is replaced (after a
+    fork or a lost connection); a closed channel still fails as
+    ``guard_orphaned_redis_channels`` makes it. Idempotent.
     """
     channel: Any = kombu_redis.Channel
     original = channel.conn_or_acquire

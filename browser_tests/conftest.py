@@ -32,6 +32,7 @@ CHROMIUM_ARGS = [
 ]
 OUTPUT = Path(os.environ.get("BROWSER_OUTPUT", ROOT / "test-output" / "screenshots"))
 PHONE = {"width": 390, "height": 844}
+PAGE_TIMEOUT_MS = 15_000
 # Agents only the browser tests serve: a renderer written by a hostile tenant, a tree
 # with errors, an agent with MCP connections.
 BROWSER_AGENT_TREES = Path(__file__).resolve().parent / "agent_trees"
@@ -121,9 +122,15 @@ PHONE_CONTEXT = {"viewport": PHONE, "has_touch": True, "is_mobile": True}
 def _page(browser: Any, base_url: str, errors: PageErrors, **context_args: Any) -> Iterator[Any]:
     """A page in a fresh browser context that records console errors and uncaught
     exceptions; the test fails at teardown if there were any."""
+    from playwright.sync_api import expect
+
     context = browser.new_context(base_url=base_url, **context_args)
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    # Assertions wait as long as actions do: the playground is ready once /v1/info has
+    # answered, which can wait for an agent's MCP server to start, past expect's 5 s
+    # default on a slow machine (a clean-clone CI run failed so).
+    expect.set_options(timeout=PAGE_TIMEOUT_MS)
     page.on(
         "console",
         lambda message: message.type == "error" and errors.append(f"console: {message.text} at {message.location}"),
