@@ -37,7 +37,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the platform, for floor_celery
 
-from harness import PYTHON, Api, BenchError, Processes, cpu_seconds, create_database, drop_database, free_port
+from harness import (
+    PYTHON,
+    Api,
+    BenchError,
+    Processes,
+    base_env,
+    cpu_seconds,
+    create_database,
+    drop_database,
+    free_port,
+    wait_healthy,
+)
 from meters import BackendCpu
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -46,7 +57,7 @@ PATHS = {"drf": "/drf", "django-commit": "/commit"}
 
 
 def _env(database: str, queue: str) -> dict[str, str]:
-    env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
+    env = base_env()
     env.update(
         DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{database}",
         REDIS_URL=REDIS_URL,
@@ -60,23 +71,6 @@ def _env(database: str, queue: str) -> dict[str, str]:
     return env
 
 
-def _wait_answering(port: int, path: str, process: Any, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.popen.poll() is not None:
-            raise BenchError(f"{process.name} exited:\n{process.log_tail()}")
-        try:
-            api = Api(port, None, timeout=2)
-            status, _ = api.call("POST", path, {"m": "hello"})
-            api.close()
-            if status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise BenchError(f"{process.name} did not answer {path}:\n{process.log_tail()}")
-
-
 def _requests(processes: Processes, env: dict[str, str], app: str, n: int, database: str) -> dict[str, float]:
     port = free_port()
     daphne_argv = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "bench.floor_asgi:application"]
@@ -84,7 +78,7 @@ def _requests(processes: Processes, env: dict[str, str], app: str, n: int, datab
     daphne = processes.start(f"daphne-{app}", argv, {**env, "FLOOR_APP": app})
     path = PATHS.get(app, "/bare")
     try:
-        _wait_answering(port, path, daphne)
+        wait_healthy(port, daphne, path="/bare")  # every application answers it, to GET too
         api = Api(port, None)
         for _ in range(100):
             api.call("POST", path, {"m": "hello"})
@@ -163,10 +157,9 @@ def floor_of_a_turn(found: dict[str, float]) -> float:
     commit = found["django-commit: daphne CPU ms/request"] - found["django: daphne CPU ms/request"]
     return (
         2 * request
-        + commit
+        + 4 * commit
         + found["Celery: publish (apply_async) CPU ms"]
         + found["Celery: worker CPU ms/task (empty task)"]
-        + 3 * commit
         + 4 * found["Postgres CPU ms/commit"]
     )
 

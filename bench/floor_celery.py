@@ -18,7 +18,7 @@ reuse_redis_clients()
 app = Celery("floor", set_as_current=False)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 DONE_KEY = f"bench-floor:{os.environ.get('PLATFORM_TASK_QUEUE', 'celery')}:done"
-_counter = redis.Redis.from_url(os.environ.get("FLOOR_COUNTER_URL", "redis://127.0.0.1:6379/0"))
+_counter = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
 
 
 @app.task(name="floor.noop")

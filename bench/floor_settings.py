@@ -1,5 +1,5 @@
-"""Django settings of ``bench/floor_asgi.py``: the platform's, with one URLconf of two plain
-views and, except for ``FLOOR_APP=django-middleware`` and ``drf``, no middleware."""
+"""Django settings of ``bench/floor_asgi.py``: the platform's, with the URLconf of
+``bench/floor_urls.py`` and, except for ``FLOOR_APP=django-middleware`` and ``drf``, no middleware."""
 
 from __future__ import annotations
 

@@ -307,8 +307,13 @@ class Api:
         self.conn.close()
 
 
-def wait_healthy(port: int, process: Process, timeout: float = 60.0) -> None:
-    """Until ``GET /healthz`` answers 200; BenchError with the server's log if it dies or times out."""
+def base_env() -> dict[str, str]:
+    """A clean environment: nothing from the caller's shell (AGENTS_DIR, a model, ...) leaks in."""
+    return {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
+
+
+def wait_healthy(port: int, process: Process, timeout: float = 60.0, path: str = "/healthz") -> None:
+    """Until ``GET path`` answers 200; BenchError with the server's log if it dies or times out."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         if process.popen.poll() is not None:
@@ -318,7 +323,7 @@ def wait_healthy(port: int, process: Process, timeout: float = 60.0) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
         try:
             with contextlib.suppress(OSError, http.client.HTTPException):
-                conn.request("GET", "/healthz")
+                conn.request("GET", path)
                 if conn.getresponse().status == 200:
                     return
         finally:

@@ -48,6 +48,7 @@ from harness import (
     Process,
     Processes,
     Stream,
+    base_env,
     cpu_seconds,
     create_database,
     drop_database,
@@ -112,10 +113,6 @@ def open_files_limit(pid: int) -> str:
         if line.startswith("Max open files"):
             return line.split()[3]
     return "?"
-
-
-def base_env() -> dict[str, str]:
-    return {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
 
 
 @dataclass

@@ -52,6 +52,7 @@ from harness import (
     Api,
     BenchError,
     Processes,
+    base_env,
     create_database,
     database_exists,
     drop_database,
@@ -158,11 +159,6 @@ QUICK = Sizes(
 
 
 # ---------------------------------------------------------------- the distributed form
-
-
-def base_env() -> dict[str, str]:
-    """A clean environment: nothing from the caller's shell (AGENTS_DIR, a model, ...) leaks in."""
-    return {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
 
 
 def agents_dir(work: Path, sizes: Sizes) -> tuple[Path, int]:

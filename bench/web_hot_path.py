@@ -53,6 +53,7 @@ from harness import (
     BenchError,
     Processes,
     Stream,
+    base_env,
     cpu_seconds,
     free_port,
     manage,
@@ -123,7 +124,7 @@ def _start(
     processes: Processes, work: Path, pg_port: int, database: str, pin: bool, profile: bool
 ) -> tuple[int, str, Any, Any]:
     queue = f"web-hot-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
-    env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TZ") if key in os.environ}
+    env = base_env()
     env.update(
         DATABASE_URL=f"postgres://postgres@127.0.0.1:{pg_port}/{database}",
         REDIS_URL=REDIS_URL,
