@@ -6,7 +6,9 @@ then a crash point costs one environment lookup). A file in it named after a
 point arms that point once: the first process to reach the line removes the
 file and exits at once with status 137, without cleanup, as a killed process
 would. The points are ``after-<event type>`` in ``sessions_app.sink``
-(the worker's event sink): the event is committed, nothing after it has happened.
+(the worker's event sink): the event is committed, nothing after it has happened;
+and ``before-settle`` in ``sessions_app.turn_worker``: the turn's end is recorded,
+its session is not settled yet.
 """
 
 from __future__ import annotations

@@ -88,6 +88,8 @@ class Session(models.Model):
                 condition=Q(status__in=["waiting", "completed", "failed"]),
                 name="session_settled_by_activity",
             ),
+            # The sweep's scan for sessions left running by a lost settle (few rows).
+            models.Index(fields=["updated_at"], condition=Q(status="running"), name="session_running_by_activity"),
         ]
         constraints = [
             models.UniqueConstraint(

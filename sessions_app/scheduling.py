@@ -254,7 +254,9 @@ def _settle_sql(name: str) -> str:
 
 def sweep_turns() -> int:
     """Hand turns whose worker died (expired lease) and queued turns nobody picked up
-    back to the workers; returns how many were handed out."""
+    back to the workers, and settle sessions whose worker died between recording its
+    turn's end and settling (still running with no turn to run); returns how many turns
+    and sessions it moved on."""
     now = timezone.now()
     stuck = list(
         Turn.objects.filter(status=TurnStatus.RUNNING, lease_until__lt=now).values_list("pk", "session__tenant_id")
@@ -269,4 +271,11 @@ def sweep_turns() -> int:
     sessions = list(waiting)
     for session_id in sessions:
         dispatch_next(session_id)
-    return len(stuck) + len(sessions)
+    unsettled = list(
+        Session.objects.filter(status=SessionStatus.RUNNING, updated_at__lt=now - lease())
+        .exclude(turns__status__in=ACTIVE_TURNS)
+        .values_list("pk", flat=True)
+    )
+    for session_id in unsettled:
+        settle_session(session_id)  # under the session's lock: a worker settling it too does nothing
+    return len(stuck) + len(sessions) + len(unsettled)

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from agent_platform import rls
 from agent_platform.conf import platform_settings, workspaces_dir
+from agent_platform.crash import crash_point
 from agent_platform.request_ids import request_id
 from agents import events
 from agents.config import runtime_settings
@@ -207,6 +208,7 @@ def _end(turn: Turn, outcome: TurnOutcome, history_length: int, surface: AgentSu
     session row, and a follow-up locks the session before the turns (one lock order).
     An ended turn's spans are built from its log last (a parked one has not ended)."""
     _record(turn, outcome, history_length)
+    crash_point("before-settle")  # fault tests: the turn's end is recorded, its session not settled
     settle_session(turn.session_id)
     if outcome.status != "parked":
         _observe(turn, surface)

@@ -22,8 +22,9 @@ def wait_settled(timeout: float) -> None:
     unsettled = Session.objects.filter(status=SessionStatus.RUNNING)
     while busy.exists() or unsettled.exists():
         if time.monotonic() > deadline:
-            left = list(busy.values_list("pk", "status", "attempts"))
-            raise AssertionError(f"turns or sessions still busy after the test: {left}")
+            turns = list(busy.values_list("pk", "status", "attempts"))
+            sessions = list(unsettled.values_list("pk", flat=True))
+            raise AssertionError(f"still busy after the test: turns {turns}, running sessions {sessions}")
         time.sleep(0.1)
 
 

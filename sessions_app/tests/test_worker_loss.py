@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -21,7 +22,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_worker(queue: str, agents_dir: Path, var_dir: Path) -> subprocess.Popen:
+def start_worker(queue: str, agents_dir: Path, var_dir: Path, log: Path | None = None) -> subprocess.Popen:
+    """A worker on ``queue``; its output goes to ``log`` (for a failing test to show)."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url(),
@@ -30,27 +32,29 @@ def start_worker(queue: str, agents_dir: Path, var_dir: Path) -> subprocess.Pope
         "PLATFORM_TURN_LEASE_SECONDS": "3",
         "PLATFORM_TASK_QUEUE": queue,
     }
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "agent_platform",
-            "worker",
-            "--pool=threads",
-            "--concurrency=2",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "--loglevel=WARNING",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    # The worker has its own copy of the log's descriptor; ours closes at once.
+    with log.open("ab") if log is not None else contextlib.nullcontext(subprocess.DEVNULL) as output:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "agent_platform",
+                "worker",
+                "--pool=threads",
+                "--concurrency=2",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel=WARNING",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def test_a_turn_whose_worker_is_killed_is_taken_up_by_another(live_agents_dir, settings, client_for, alice, tmp_path):

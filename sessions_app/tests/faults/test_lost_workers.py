@@ -14,7 +14,7 @@ import signal
 
 import pytest
 
-from sessions_app.models import Turn, TurnStatus
+from sessions_app.models import Session, SessionStatus, Turn, TurnStatus
 from sessions_app.tests.faults.stack import wait_until
 from sessions_app.tests.faults.tools import call_ids, ledger, running_pid, types
 
@@ -116,6 +116,22 @@ def test_a_whole_worker_killed_mid_call_is_replaced_and_the_turn_finishes(fault,
     assert found["effect"] == {calls["a"]: 1, calls["b"]: 1}
     assert found["run"] == {calls["a"]: 1, calls["b"]: 2}
     client.assert_usable(session)
+
+
+def test_a_worker_that_dies_before_settling_leaves_the_session_to_the_sweeper(fault, token):
+    """The turn's end is recorded, its session still says running: the sweeper settles
+    it (a task session completes, as it would have), and runs nothing again."""
+    client = fault.client(token)
+    fault.arm("before-settle")
+    started = client.start("hello", mode="task")
+    session, turn = started["sessionId"], started["turnId"]
+
+    events = client.wait_for(session, "session.completed")
+
+    assert types(events).count("turn.completed") == 1
+    assert types(events)[-1] == "session.completed"
+    assert Session.objects.get(pk=session).status == SessionStatus.COMPLETED
+    assert Turn.objects.get(pk=turn).attempts == 1  # settled, not run again
 
 
 def park(client, key: str) -> tuple[str, str, str]:
