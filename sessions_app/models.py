@@ -121,7 +121,13 @@ class Event(models.Model):
     Events are never changed once written; ``index`` runs 0, 1, 2, ... per session.
     """
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events", db_index=False)
+    # No database constraint: Postgres would check the session row (a `SELECT ... FOR KEY
+    # SHARE`) for every event inserted, a fifth of a turn's statements. append_events inserts
+    # nothing for a session that does not exist, and sessions are deleted after their events
+    # (retention; Django's cascade runs in Python), so no event is left without its session.
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="events", db_index=False, db_constraint=False
+    )
     index = models.PositiveIntegerField()
     type = models.CharField(max_length=64)
     # No database constraint: its check would scan the whole event table for every turn
