@@ -103,13 +103,14 @@ def _workspace(session: Session) -> Path:
     return workspaces_dir(platform_settings.VAR_DIR) / session.pk
 
 
-def _request(turn: Turn) -> TurnRequest:
+def _request(turn: Turn, surface: AgentSurface) -> TurnRequest:
     session = turn.session
     stores = {
         "session": DatabaseFileStore(session.tenant_id, session.agent_id, session.pk),
         "deployment": DatabaseFileStore(session.tenant_id, session.agent_id, None),
     }
-    arms = session_arms(session)
+    # Arms are assigned only from the agent's experiments: with none, there is nothing to read.
+    arms = session_arms(session) if surface.experiments else {}
     host = host_for(session)
     workspace = _workspace(session)
     # A new workspace shows the agent's memory as it is now (later turns keep that copy);
@@ -177,7 +178,7 @@ def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
         return None
     try:
         decisions = decisions_for(turn) if turn.parked_state else None
-        return _Started(turn, surface, _request(turn), journal, decisions)
+        return _Started(turn, surface, _request(turn, surface), journal, decisions)
     except (OperationalError, InterfaceError):
         raise
     except Exception as failure:
