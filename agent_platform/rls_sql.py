@@ -77,7 +77,8 @@ def through(table: str, column: str, parent: str) -> PostgresSQL:
 
     A new row only needs some tenant's scope: a statement that inserts the parent and its
     children at once (a session and its first turn, ``agent_platform.rows.insert``) cannot
-    see the parent yet, and the foreign key already holds the child to an existing parent.
+    see the parent yet, and the foreign key already holds the child to an existing parent
+    (events, whose key is unchecked, are inserted only through their session row's update).
     """
     # Table and column names are the migration's own constants, never input.
     parent_row = f"SELECT 1 FROM {parent} AS parent WHERE parent.id = {table}.{column}"  # noqa: S608

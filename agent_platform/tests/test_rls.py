@@ -35,7 +35,8 @@ from agent_platform.rls_sql import POLICY
 from agent_platform.tests.daphne import ROOT, Daphne, database_url, serve
 from agent_platform.tests.factories import PrincipalFactory, TenantFactory, issue_token, staff_user_for
 from agents.models import Agent, AgentSource
-from sessions_app.models import Session, SessionStatus
+from sessions_app import eventlog
+from sessions_app.models import Event, Session, SessionStatus
 from sessions_app.tests.factories import AgentFactory, SessionFactory, TurnFactory
 
 PROJECT_APPS = {"agent_platform", "agents", "sessions_app"}
@@ -165,6 +166,22 @@ def test_the_app_role_cannot_write_a_row_into_another_tenant(app_url, two_tenant
                 [two_tenants["umbrella"].pk, session.agent_id],
             )
         assert raw.execute("UPDATE sessions_app_session SET title = 'x' WHERE id = %s", [session.pk]).rowcount == 0
+
+
+def test_the_app_role_cannot_append_an_event_to_another_tenants_session(app_url, two_tenants):
+    """An event's key to its session is not checked by Postgres: what keeps events in their
+    tenant is that the append inserts only through its own update of the session row."""
+    session, own = (Session.objects.get(principal=two_tenants[name]) for name in ("mallory", "alice"))
+    before = Event.objects.filter(session=session).count()
+    sql = eventlog._INSERT_POSTGRES.format(sessions=Session._meta.db_table, events=Event._meta.db_table, fence="")
+    rows = json.dumps([{"type": "message.received", "turn": None, "data": {"text": "planted"}}])
+    with psycopg.connect(app_url, autocommit=True) as raw:
+        raw.execute("SELECT set_config('app.tenant_id', %s, false)", [str(two_tenants["acme"].pk)])
+        params = {"count": 1, "at": timezone.now(), "rows": rows}
+        written = raw.execute(sql, {**params, "session": session.pk}).fetchall()
+        mine = raw.execute(sql, {**params, "session": own.pk}).fetchall()  # the statement does write
+    assert written == [] and len(mine) == 1
+    assert Event.objects.filter(session=session).count() == before
 
 
 # --- the platform under the application role -------------------------------------------------
