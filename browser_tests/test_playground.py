@@ -390,6 +390,21 @@ def test_a_channel_route_is_a_slash_command(page, screenshot):
     screenshot(page, "slash-command-session")
 
 
+def test_the_routes_and_surface_tabs_opened_before_the_agents_info_arrives_show_it_when_it_does(page):
+    """A quick click after a reload: the tab is open before ``/v1/info`` has answered."""
+    held = []
+    page.route("**/support/v1/info", lambda route: held.append(route))  # answered only once the tab is open
+    page.goto("/support/playground")
+    while not held:
+        page.wait_for_timeout(50)
+    page.get_by_role("tab", name="Routes").click()
+    held[0].continue_()
+    route = page.locator(".route[data-route='/support/v1/channels/web/ask']")
+    expect(route.get_by_label("Body for POST /ask")).to_be_visible()
+    page.get_by_role("tab", name="Surface").click()
+    expect(page.locator("#surface")).to_contain_text("model test")
+
+
 def test_the_try_form_remembers_the_body_offers_curl_and_opens_the_session(page, screenshot):
     open_playground(page, "support")
     page.get_by_role("tab", name="Routes").click()

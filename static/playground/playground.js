@@ -880,6 +880,9 @@ async function loadInfo() {
     $("agent-model").textContent = `model ${body.model}`;
     showDiagnostics(body.diagnostics || []);
     buildCommands();
+    // A tab opened before the info arrived (a quick click after a reload) shows it now.
+    if (!$("tab-surface").hidden) renderSurface();
+    if (!$("tab-routes").hidden) renderRoutes();
     state.renderers = {};
     const served = !(body.diagnostics || []).some((d) => d.severity === "error");
     try {
