@@ -132,9 +132,15 @@ _FENCE_POSTGRES = (
 )
 
 
+@functools.cache
+def _append_sql(fenced: bool) -> str:
+    """The append statement, unfenced or fenced (built once each: every event goes through it)."""
+    fence_sql = _FENCE_POSTGRES.format(turns=Turn._meta.db_table) if fenced else ""
+    return _INSERT_POSTGRES.format(sessions=Session._meta.db_table, events=Event._meta.db_table, fence=fence_sql)
+
+
 def _insert_postgres(session_id: str, rows: list[Event], fence: Fence | None) -> None:
-    fence_sql = _FENCE_POSTGRES.format(turns=Turn._meta.db_table) if fence is not None else ""
-    sql = _INSERT_POSTGRES.format(sessions=Session._meta.db_table, events=Event._meta.db_table, fence=fence_sql)
+    sql = _append_sql(fence is not None)
     params: dict[str, Any] = {
         "count": len(rows),
         "session": session_id,

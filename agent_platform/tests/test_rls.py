@@ -173,7 +173,7 @@ def test_the_app_role_cannot_append_an_event_to_another_tenants_session(app_url,
     tenant is that the append inserts only through its own update of the session row."""
     session, own = (Session.objects.get(principal=two_tenants[name]) for name in ("mallory", "alice"))
     before = Event.objects.filter(session=session).count()
-    sql = eventlog._INSERT_POSTGRES.format(sessions=Session._meta.db_table, events=Event._meta.db_table, fence="")
+    sql = eventlog._append_sql(fenced=False)
     rows = json.dumps([{"type": "message.received", "turn": None, "data": {"text": "planted"}}])
     with psycopg.connect(app_url, autocommit=True) as raw:
         raw.execute("SELECT set_config('app.tenant_id', %s, false)", [str(two_tenants["acme"].pk)])
