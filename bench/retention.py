@@ -49,9 +49,9 @@ def generate(prefix: str, sessions: int, per_session: int, idle_days: int) -> No
         FROM generate_series(1, %(sessions)s) g"""
     sql_turns = """
         INSERT INTO {turns} (id, session_id, message, admission, status, attempts, created_at,
-            started_at, ended_at, usage, failure_message, attachments, cancel_requested, conversation)
+            started_at, ended_at, usage, failure_message, attachments, cancel_requested, conversation, request_id)
         SELECT 'turn_' || %(prefix)s || g, %(prefix)s || g, 'hello', 'preempt', 'completed', 1, now(), now(), now(),
-            '{{}}', '', '{{}}', false, '[]'
+            '{{}}', '', '{{}}', false, '[]', ''
         FROM generate_series(1, %(sessions)s) g"""
     sql_events = """
         INSERT INTO {events} (session_id, "index", type, turn_id, at, data)
