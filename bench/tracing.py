@@ -54,7 +54,7 @@ def _cpu_per_turn(stack: Stack, agent: str, turns: int) -> float:
     try:
         for _ in range(turns):
             _, session_id = timed_turn(api, MESSAGE, settle=True, agent=agent)
-            stack.left_idle(session_id)
+            stack.left_idle(session_id, agent)
     finally:
         api.close()
     return (tree_cpu_seconds(stack.worker.pid) - cpu_before) / turns
@@ -73,7 +73,7 @@ def bench_tracing(stack: Stack, turns: int) -> list[Row]:
             for agent in agents:
                 timing, session_id = timed_turn(api, MESSAGE, settle=True, agent=agent)
                 totals[agent].append(ms(timing.total))
-                stack.left_idle(session_id)
+                stack.left_idle(session_id, agent)
     finally:
         api.close()
     rows = []
