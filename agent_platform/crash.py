@@ -7,8 +7,10 @@ point arms that point once: the first process to reach the line removes the
 file and exits at once with status 137, without cleanup, as a killed process
 would. The points are ``after-<event type>`` in ``sessions_app.sink``
 (the worker's event sink): the event is committed, nothing after it has happened;
-and ``before-settle`` in ``sessions_app.turn_worker``: the turn's end is recorded,
-its session is not settled yet.
+and ``before-settle`` in ``sessions_app.turn_worker``: for a turn that ended, inside the
+transaction that writes its end, records it and settles its session (so nothing of that
+is committed); for a parked turn, after its record is committed and before its session
+is settled.
 """
 
 from __future__ import annotations

@@ -214,7 +214,8 @@ def settle_session(session_id: str) -> None:
     longer building them than the database running them); the lock comes first, and
     each later statement sees what committed before it was granted.
     """
-    with transaction.atomic(), connection.cursor() as cursor:
+    # Inside a caller's transaction (a worker ending a turn), that one: no savepoint's round trips.
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(_settle_sql("lock"), [session_id])
         row = cursor.fetchone()
         if row is None:

@@ -21,6 +21,12 @@ for the interpreter lock while the model streams (a model that streams without
 awaiting, like the test model's /stream, would hold it for up to 5 ms at a time). A worker that dies loses at most
 progress events that no reader has seen yet; indexes are given at commit, so the
 log stays gapless either way.
+
+In a worker the end of the turn (``turn.completed`` or ``turn.failed``) is held, not
+written (``hold_turn_end``): the worker writes it in the transaction that records the
+turn and settles its session (``sessions_app.turn_worker``), so a reader is woken once
+for the end, not twice. Nothing acts on the end before that commit; a worker that dies
+before it leaves a turn that is taken up again from its log and ends then.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from typing import Any
 from channels.db import database_sync_to_async as in_thread
 
 from agent_platform.crash import crash_point
-from agents.events import DELTAS, PROGRESS, EventType
+from agents.events import DELTAS, PROGRESS, TURN_ENDS, EventType
 from sessions_app.eventlog import Fence, NewEvent, append_events
 
 DatabaseCaller = Callable[..., Awaitable[Any]]
@@ -50,7 +56,13 @@ async def _in_thread(func: Callable[..., Any], *args: Any) -> Any:
 class DatabaseSink:
     """An ``EventSink`` over the session's log (one per turn, used from one event loop)."""
 
-    def __init__(self, session_id: str, db: DatabaseCaller | None = None, fence: Fence | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        db: DatabaseCaller | None = None,
+        fence: Fence | None = None,
+        hold_turn_end: bool = False,
+    ) -> None:
         self.session_id = session_id
         # Written only while this attempt at the turn is its current one.
         self.fence = fence
@@ -61,6 +73,9 @@ class DatabaseSink:
         # what the cancelled runtime says then ("turn interrupted") is not recorded,
         # because the turn is not over; it is taken up again from its log.
         self.closed = False
+        # The turn's end and anything after it, for the caller to write (see the module docstring).
+        self.hold_turn_end = hold_turn_end
+        self.held: list[NewEvent] = []
         self._pending: list[NewEvent] = []
         self._writer: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
@@ -77,6 +92,9 @@ class DatabaseSink:
         if self.closed:
             return
         self._raise_failure()
+        if self.held or (self.hold_turn_end and type in TURN_ENDS):
+            self.held.append(NewEvent(type, data, turn_id))
+            return
         self._pending.append(NewEvent(type, data, turn_id))
         starts_reply = type in DELTAS and type != self._last_type
         self._last_type = type

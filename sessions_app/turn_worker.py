@@ -5,8 +5,9 @@ what came out, and move the session on.
 A task thread calls ``execute_turn``; the turn itself runs on the loop beside the
 process's other turns. Its database work is three kinds of call on the loop's
 database threads: ``_begin`` (claim, checks, everything the runtime needs, in one
-call), the sink's appends (group commits), and ``_end`` (record and settle, in one
-call). While it runs, its lease is renewed and its cancel flag watched by the loop.
+call), the sink's appends (group commits), and ``_end`` (the turn's end event, which
+the sink holds back, its record and the session's settling, in one transaction).
+While it runs, its lease is renewed and its cancel flag watched by the loop.
 A turn taken up again after its worker was lost resumes from its log
 (``agents.runtime.replay``): nothing logged is emitted or run twice.
 """
@@ -204,13 +205,34 @@ def _platform_failure(turn: Turn, failure: Exception) -> None:
     _end_without_running(turn, f"the platform failed running this turn: {type(failure).__name__}: {failure}")
 
 
-def _end(turn: Turn, outcome: TurnOutcome, history_length: int, surface: AgentSurface) -> None:
-    """Record the outcome, then move the session on. Two transactions: settling locks the
-    session row, and a follow-up locks the session before the turns (one lock order).
-    An ended turn's spans are built from its log last (a parked one has not ended)."""
-    _record(turn, outcome, history_length)
-    crash_point("before-settle")  # fault tests: the turn's end is recorded, its session not settled
-    settle_session(turn.session_id)
+def _end(
+    turn: Turn,
+    outcome: TurnOutcome,
+    history_length: int,
+    surface: AgentSurface,
+    turn_end: list[NewEvent],
+    fence: Fence,
+) -> None:
+    """Write the turn's end (``turn_end``, held by its sink), record the outcome, then move
+    the session on, in one transaction: readers are woken once, and see the end with the
+    session settled. Its append takes the session row's lock first, as a follow-up does
+    (one lock order). A parked turn has no end: recording and settling are then two
+    transactions, since recording locks the turn before settling locks the session.
+    An ended turn's spans are built from its log last.
+
+    Raises:
+        StaleAttempt: another attempt has the turn now; nothing is written.
+    """
+    if not turn_end:
+        _record(turn, outcome, history_length)
+        crash_point("before-settle")  # fault tests: the turn is recorded, its session not settled
+        settle_session(turn.session_id)
+    else:
+        with transaction.atomic():
+            append_events(turn.session_id, turn_end, fence)
+            _record(turn, outcome, history_length)
+            crash_point("before-settle")  # fault tests: the worker dies while the turn ends
+            settle_session(turn.session_id)
     if outcome.status != "parked":
         _observe(turn, surface)
 
@@ -242,7 +264,7 @@ def _fail(turn: Turn, message: str, reason: str | None = None) -> None:
 
 def _record(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
     now = timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # inside _end's transaction: no savepoint's round trips
         if outcome.status == "parked" and outcome.state is not None:
             # attempts=0: resuming after the decision is not a lost worker's retry.
             Turn.objects.filter(pk=turn.pk).update(
@@ -288,7 +310,8 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
     turn, request = started.turn, started.request
     turn_tenant.set(turn.session.tenant_id)
     try:
-        sink = DatabaseSink(turn.session_id, db=loop.db, fence=Fence(turn.pk, turn.attempts))
+        fence = Fence(turn.pk, turn.attempts)
+        sink = DatabaseSink(turn.session_id, db=loop.db, fence=fence, hold_turn_end=True)
         settings = runtime_settings(started.surface, turn.session.purpose)
         sink_of_this_turn.append(sink)
         if started.decisions is not None:
@@ -327,7 +350,7 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
             raise LeaseLost(turn.pk)
         if sink.closed:
             return  # the worker is going away mid-turn (see execute_turn): nothing more is recorded
-        await loop.db(_end, turn, outcome, len(request.history), started.surface)
+        await loop.db(_end, turn, outcome, len(request.history), started.surface, sink.held, fence)
     except StaleAttempt:
         # Another worker took the turn up (this one's lease ran out): it is theirs now.
         logger.warning("turn %s: attempt %d was overtaken; stopped", turn.pk, turn.attempts, extra=_line_tags(turn))

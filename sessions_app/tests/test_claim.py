@@ -11,8 +11,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.models import Turn, TurnStatus
-from sessions_app.scheduling import claim_turn
+from sessions_app.eventlog import read_events
+from sessions_app.models import Session, SessionStatus, Turn, TurnStatus
+from sessions_app.scheduling import claim_turn, lease, sweep_turns
 from sessions_app.tests.factories import TurnFactory
 
 pytestmark = pytest.mark.django_db
@@ -77,3 +78,22 @@ def test_an_attempt_overtaken_by_another_stops_and_records_nothing(live_agents_d
     types = list(Event.objects.filter(session_id=session_id).order_by("index").values_list("type", flat=True))
     assert "action.result" not in types and "turn.failed" not in types and "turn.completed" not in types
     assert Turn.objects.get(pk=turn_id).status == TurnStatus.RUNNING  # left to the attempt that owns it
+
+
+def test_the_sweep_settles_a_session_whose_worker_died_before_settling_it():
+    """A parked turn's record and its session's settling are two transactions: a worker
+    lost between them leaves the session running with no turn to run (as did any ended
+    turn before its end and settling became one). The sweep settles it."""
+    turn = TurnFactory(status=TurnStatus.COMPLETED)
+    session = turn.session
+    Session.objects.filter(pk=session.pk).update(
+        status=SessionStatus.RUNNING, updated_at=timezone.now() - lease() - timedelta(seconds=1)
+    )
+    busy = TurnFactory(status=TurnStatus.COMPLETED)  # one still being settled by its worker: left alone
+    Session.objects.filter(pk=busy.session_id).update(status=SessionStatus.RUNNING, updated_at=timezone.now())
+
+    assert sweep_turns() == 1
+
+    assert Session.objects.get(pk=session.pk).status == SessionStatus.WAITING
+    assert [event.type for event in read_events(session.pk)] == ["session.waiting"]
+    assert Session.objects.get(pk=busy.session_id).status == SessionStatus.RUNNING

@@ -118,20 +118,24 @@ def test_a_whole_worker_killed_mid_call_is_replaced_and_the_turn_finishes(fault,
     client.assert_usable(session)
 
 
-def test_a_worker_that_dies_before_settling_leaves_the_session_to_the_sweeper(fault, token):
-    """The turn's end is recorded, its session still says running: the sweeper settles
-    it (a task session completes, as it would have), and runs nothing again."""
+def test_a_worker_that_dies_while_its_turn_ends_leaves_nothing_half_done_and_the_turn_ends_once(fault, token):
+    """The turn's end, its record and the settling of its session are one transaction: a
+    worker that dies inside it commits none of them, and the turn is taken up again from
+    its log (the logged call is not run again) and ends once."""
     client = fault.client(token)
     fault.arm("before-settle")
-    started = client.start("hello", mode="task")
+    started = client.start('/call effect {"key": "s"}', mode="task")
     session, turn = started["sessionId"], started["turnId"]
 
-    events = client.wait_for(session, "session.completed")
+    events = client.wait_for(session, "session.completed", timeout=15 + 10)  # the visibility timeout, or the sweeper
 
     assert types(events).count("turn.completed") == 1
-    assert types(events)[-1] == "session.completed"
+    assert types(events).count("turn.started") == 1
+    assert types(events)[-2:] == ["turn.completed", "session.completed"]
     assert Session.objects.get(pk=session).status == SessionStatus.COMPLETED
-    assert Turn.objects.get(pk=turn).attempts == 1  # settled, not run again
+    assert Turn.objects.get(pk=turn).attempts == 2  # died once while ending, then ended
+    calls, found = call_ids(events), ledger()
+    assert (found["run"][calls["s"]], found["effect"][calls["s"]]) == (1, 1)
 
 
 def park(client, key: str) -> tuple[str, str, str]:
