@@ -216,8 +216,9 @@ def _end(
     """Write the turn's end (``turn_end``, held by its sink), record the outcome, then move
     the session on, in one transaction: readers are woken once, and see the end with the
     session settled. Its append takes the session row's lock first, as a follow-up does
-    (one lock order). A parked turn has no end: recording and settling are then two
-    transactions, since recording locks the turn before settling locks the session.
+    (one lock order). Without an end to write (a parked turn, or one whose end an earlier
+    attempt logged), recording and settling are two transactions, since recording locks
+    the turn before settling locks the session.
     An ended turn's spans are built from its log last.
 
     Raises:
