@@ -9,24 +9,26 @@ into the next one.
 Events that only report the model's progress (``PROGRESS``) do not wait for
 their write: the runtime goes on while the writer works. Nor does the writer hurry
 for them: it waits up to ``LINGER_SECONDS`` for more events to join the write (a
-reply's end, its step's end and the turn's end come a moment apart), and writes at
-once when the runtime waits for an event. Each write is a transaction, a doorbell and
-a read by every stream following the session; a test-model turn takes three, not
-five. Every other event
-(tool calls about to run, results, approvals, subagents, the end of the turn)
-waits until it and everything before it is durable, so nothing the platform acts
-on, and no terminal event, is ahead of the log. So does the first delta of a
-reply: readers see the reply start at once, and the writer is not left waiting
-for the interpreter lock while the model streams (a model that streams without
-awaiting, like the test model's /stream, would hold it for up to 5 ms at a time). A worker that dies loses at most
-progress events that no reader has seen yet; indexes are given at commit, so the
-log stays gapless either way.
+reply's end and its step's end come a moment apart), and writes at once when the
+runtime waits for an event. Each write is a transaction, a doorbell and a read by
+every stream following the session.
+
+Every other event (tool calls about to run, results, approvals, subagents, the end
+of the turn) waits until it and everything before it is durable, so nothing the
+platform acts on, and no terminal event, is ahead of the log. So does the first
+delta of a reply: readers see the reply start at once, and the writer is not left
+waiting for the interpreter lock while the model streams (a model that streams
+without awaiting, like the test model's /stream, would hold it for up to 5 ms at a
+time). A worker that dies loses at most progress events that no reader has seen
+yet; indexes are given at commit, so the log stays gapless either way.
 
 In a worker the end of the turn (``turn.completed`` or ``turn.failed``) is held, not
 written (``hold_turn_end``): the worker writes it in the transaction that records the
 turn and settles its session (``sessions_app.turn_worker``), so a reader is woken once
 for the end, not twice. Nothing acts on the end before that commit; a worker that dies
-before it leaves a turn that is taken up again from its log and ends then.
+before it leaves a turn that is taken up again from its log and ends then. A test-model
+turn is three writes this way (its first events with the reply's first delta, the
+reply's end, the turn's end with the settling), where it was five or six.
 """
 
 from __future__ import annotations
