@@ -27,8 +27,9 @@ written (``hold_turn_end``): the worker writes it in the transaction that record
 turn and settles its session (``sessions_app.turn_worker``), so a reader is woken once
 for the end, not twice. Nothing acts on the end before that commit; a worker that dies
 before it leaves a turn that is taken up again from its log and ends then. A test-model
-turn is three writes this way (its first events with the reply's first delta, the
-reply's end, the turn's end with the settling), where it was five or six.
+turn is two writes this way (its first events with the reply's first delta; the
+reply's end and the turn's with the settling), where it was five or six. Events still
+waiting for the writer when the end comes go with the end.
 """
 
 from __future__ import annotations
@@ -95,7 +96,10 @@ class DatabaseSink:
             return
         self._raise_failure()
         if self.held or (self.hold_turn_end and type in TURN_ENDS):
-            self.held.append(NewEvent(type, data, turn_id))
+            # What waits for the writer goes with the end (one write fewer); a write in
+            # flight is drained before the end is written, so the order holds.
+            self.held += [*self._pending, NewEvent(type, data, turn_id)]
+            self._pending = []
             return
         self._pending.append(NewEvent(type, data, turn_id))
         starts_reply = type in DELTAS and type != self._last_type
@@ -129,6 +133,8 @@ class DatabaseSink:
                         async with asyncio.timeout(LINGER_SECONDS):
                             await self._hurry.wait()
                 batch, self._pending = self._pending, []
+                if not batch:
+                    break  # what was pending went with the turn's end (held)
                 await self._db(append_events, self.session_id, batch, self.fence)
                 for event in batch:
                     crash_point(f"after-{event.type}")  # fault tests: die with this event durable

@@ -89,17 +89,24 @@ def test_the_first_delta_of_a_reply_is_written_at_once_and_the_end_of_the_turn_i
     assert _types(turn.session_id) == ["message.appended", "message.completed", "step.completed", "turn.completed"]
 
 
-def test_a_workers_sink_holds_the_end_of_the_turn_for_the_worker_to_write():
+def test_a_workers_sink_holds_the_end_of_the_turn_for_the_worker_to_write(monkeypatch):
+    monkeypatch.setattr(sink_module, "LINGER_SECONDS", 60.0)
     turn = TurnFactory()
-    sink = DatabaseSink(turn.session_id, hold_turn_end=True)
+    sink, writes = _counting_sink(turn.session_id)
+    sink.hold_turn_end = True
 
     async def a_turn_that_ends():
-        await sink.emit(EventType.MESSAGE_COMPLETED, {"text": "Hello"}, turn.pk)
         async with asyncio.timeout(30):
-            await sink.emit(EventType.TURN_COMPLETED, {"text": "Hello"}, turn.pk)
-        await sink.drain()
+            await sink.emit(EventType.MESSAGE_APPENDED, {"text": "Hello"}, turn.pk)  # written at once
+        await sink.emit(EventType.MESSAGE_COMPLETED, {"text": "Hello"}, turn.pk)
+        await sink.emit(EventType.STEP_COMPLETED, {"step": 0}, turn.pk)
+        await sink.emit(EventType.TURN_COMPLETED, {"text": "Hello"}, turn.pk)
+        async with asyncio.timeout(30):
+            await sink.drain()
 
     asyncio.run(a_turn_that_ends())
-    # Written with the turn's record and the session's settling (sessions_app.turn_worker._end).
-    assert [event.type for event in sink.held] == ["turn.completed"]
-    assert _types(turn.session_id) == ["message.completed"]
+    # The end, with what still waited for the writer, is written with the turn's record and
+    # the session's settling (sessions_app.turn_worker._end).
+    assert writes == [["message.appended"]]
+    assert [event.type for event in sink.held] == ["message.completed", "step.completed", "turn.completed"]
+    assert _types(turn.session_id) == ["message.appended"]
