@@ -15,6 +15,7 @@ A turn taken up again after its worker was lost resumes from its log
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import threading
@@ -211,7 +212,7 @@ def _end(
     history_length: int,
     surface: AgentSurface,
     turn_end: list[NewEvent],
-    fence: Fence,
+    fence: Fence | None,
 ) -> None:
     """Write the turn's end (``turn_end``, held by its sink), record the outcome, then move
     the session on, in one transaction: readers are woken once, and see the end with the
@@ -224,16 +225,13 @@ def _end(
     Raises:
         StaleAttempt: another attempt has the turn now; nothing is written.
     """
-    if not turn_end:
-        _record(turn, outcome, history_length)
-        crash_point("before-settle")  # fault tests: the turn is recorded, its session not settled
-        settle_session(turn.session_id)
-    else:
-        with transaction.atomic():
+    # Without an end, _record and settle_session are each their own transaction.
+    with transaction.atomic() if turn_end else contextlib.nullcontext():
+        if turn_end:
             append_events(turn.session_id, turn_end, fence)
-            _record(turn, outcome, history_length)
-            crash_point("before-settle")  # fault tests: the worker dies while the turn ends
-            settle_session(turn.session_id)
+        _record(turn, outcome, history_length)
+        crash_point("before-settle")  # fault tests: the turn is recorded (or, with an end, being), not settled
+        settle_session(turn.session_id)
     if outcome.status != "parked":
         _observe(turn, surface)
 
@@ -311,8 +309,7 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
     turn, request = started.turn, started.request
     turn_tenant.set(turn.session.tenant_id)
     try:
-        fence = Fence(turn.pk, turn.attempts)
-        sink = DatabaseSink(turn.session_id, db=loop.db, fence=fence, hold_turn_end=True)
+        sink = DatabaseSink(turn.session_id, db=loop.db, fence=Fence(turn.pk, turn.attempts), hold_turn_end=True)
         settings = runtime_settings(started.surface, turn.session.purpose)
         sink_of_this_turn.append(sink)
         if started.decisions is not None:
@@ -351,7 +348,7 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
             raise LeaseLost(turn.pk)
         if sink.closed:
             return  # the worker is going away mid-turn (see execute_turn): nothing more is recorded
-        await loop.db(_end, turn, outcome, len(request.history), started.surface, sink.held, fence)
+        await loop.db(_end, turn, outcome, len(request.history), started.surface, sink.held, sink.fence)
     except StaleAttempt:
         # Another worker took the turn up (this one's lease ran out): it is theirs now.
         logger.warning("turn %s: attempt %d was overtaken; stopped", turn.pk, turn.attempts, extra=_line_tags(turn))
