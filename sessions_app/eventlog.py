@@ -8,8 +8,8 @@ concurrently. The ``(session, index)`` unique constraint is the backstop.
 
 After the transaction commits, the session's doorbell rings
 (``sessions_app.doorbell.ring``): a small "appended up to N" signal with no event in
-it. Stream readers always read the events themselves from the table, so a lost
-signal delays, never loses.
+it, once per transaction however many appends it made. Stream readers always read
+the events themselves from the table, so a lost signal delays, never loses.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
@@ -187,9 +186,41 @@ def append_events(session_id: str, events: Sequence[NewEvent], fence: Fence | No
     else:
         _insert_portable(session_id, rows, fence)
     # Both run after the commit (at once when the insert was its own transaction).
-    transaction.on_commit(partial(doorbell.ring, session_id, rows[-1].index))
+    _ring_after_commit(session_id, rows[-1].index)
     request_dispatch(session_id, {new.type for new in events})  # hooks and channel handlers
     return rows
+
+
+class _Ring:
+    """The doorbell ring a transaction owes one session when it commits."""
+
+    __slots__ = ("index", "session_id")
+
+    def __init__(self, session_id: str, index: int) -> None:
+        self.session_id, self.index = session_id, index
+
+    def __call__(self) -> None:
+        doorbell.ring(self.session_id, self.index)
+
+
+def _ring_after_commit(session_id: str, index: int) -> None:
+    """Ring the session's doorbell once the append commits: once per transaction, with
+    its last index, however many appends the transaction makes (every ring makes every
+    stream of the session read the table).
+
+    A later append joins the ring of an earlier one only in the same savepoint: rolling
+    that savepoint back drops both appends and the ring with them, so a ring never
+    announces an index that was rolled back (a stream would look for it until it came).
+    """
+    if connection.in_atomic_block:
+        scope = set(connection.savepoint_ids)
+        # ``run_on_commit`` holds (savepoint ids, callback, robust) per callback, as
+        # ``on_commit`` records them.
+        for saved_scope, callback, _robust in reversed(connection.run_on_commit):
+            if isinstance(callback, _Ring) and callback.session_id == session_id and saved_scope == scope:
+                callback.index = max(callback.index, index)
+                return
+    transaction.on_commit(_Ring(session_id, index))
 
 
 def append_event(

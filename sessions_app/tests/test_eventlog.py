@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import pytest
+import redis
+from django.db import transaction
 
 from agents.events import EventType
+from sessions_app import doorbell
 from sessions_app.eventlog import (
     Fence,
     NewEvent,
@@ -92,3 +95,66 @@ def test_an_append_fenced_to_an_overtaken_attempt_writes_nothing():
     assert [event.index for event in read_events(turn.session_id)] == [0]
     session = Session.objects.get(pk=turn.session_id)
     assert session.next_event_index == 1
+
+
+class Doorbells:
+    """The rings a stream of each session hears: a Redis subscriber on their doorbells."""
+
+    def __init__(self, url: str, *session_ids: str) -> None:
+        self.pubsub = redis.Redis.from_url(url).pubsub()
+        self.pubsub.subscribe(*(doorbell.channel(session_id) for session_id in session_ids))
+        for _ in session_ids:  # until Redis confirms each subscription
+            assert self.pubsub.get_message(timeout=5)["type"] == "subscribe"
+
+    def heard(self) -> list[tuple[str, int]]:
+        """What rang since the last call (waits briefly for rings in flight)."""
+        rings = []
+        while (message := self.pubsub.get_message(timeout=0.3)) is not None:
+            session_id = message["channel"].decode().removeprefix(doorbell.channel(""))
+            rings.append((session_id, int(message["data"])))
+        return rings
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_rings_each_of_its_sessions_doorbells_once_with_its_last_index(settings):
+    first, second = SessionFactory(), SessionFactory()
+    doorbells = Doorbells(settings.PLATFORM["DOORBELL_REDIS_URL"], first.id, second.id)
+    text = NewEvent(EventType.MESSAGE_APPENDED, {"text": "x"})
+
+    append_events(first.id, [text])  # its own transaction: rings at once
+    assert doorbells.heard() == [(first.id, 0)]
+
+    with transaction.atomic():
+        append_events(first.id, [text, text])
+        append_events(second.id, [text])
+        append_events(first.id, [text])
+        assert doorbells.heard() == []  # nothing before the commit
+    # One ring per session, each with its transaction's last index: every stream of the
+    # session reads the table once for the commit, not once per append.
+    assert sorted(doorbells.heard()) == sorted([(first.id, 3), (second.id, 0)])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rolled_back_savepoint_takes_its_appends_out_of_the_ring(settings):
+    session = SessionFactory()
+    doorbells = Doorbells(settings.PLATFORM["DOORBELL_REDIS_URL"], session.id)
+    text = NewEvent(EventType.MESSAGE_APPENDED, {"text": "x"})
+
+    with transaction.atomic():
+        append_events(session.id, [text])
+        try:
+            with transaction.atomic():
+                append_events(session.id, [text, text])
+                raise RuntimeError("the inner part fails")
+        except RuntimeError:
+            pass
+    # The ring announces only what committed (a stream would otherwise look for index 2
+    # until something else wrote it).
+    assert doorbells.heard() == [(session.id, 0)]
+    assert [event.index for event in read_events(session.id)] == [0]
+
+    with transaction.atomic():
+        append_events(session.id, [text])
+        with transaction.atomic():
+            append_events(session.id, [text])  # a released savepoint commits with the rest
+    assert doorbells.heard() == [(session.id, 1), (session.id, 2)]  # the savepoint's own ring, after
