@@ -215,8 +215,9 @@ def _ring_after_commit(session_id: str, index: int) -> None:
     if connection.in_atomic_block:
         scope = set(connection.savepoint_ids)
         # ``run_on_commit`` holds (savepoint ids, callback, robust) per callback, as
-        # ``on_commit`` records them.
-        for saved_scope, callback, _robust in reversed(connection.run_on_commit):
+        # ``on_commit`` records them (the stubs know only the first two).
+        for entry in reversed(connection.run_on_commit):
+            saved_scope, callback = entry[0], entry[1]
             if isinstance(callback, _Ring) and callback.session_id == session_id and saved_scope == scope:
                 callback.index = max(callback.index, index)
                 return
