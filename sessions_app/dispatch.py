@@ -42,6 +42,7 @@ import hashlib
 import inspect
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -375,7 +376,7 @@ def _trigger(session_id: str, types: Collection[str] | None) -> None:
         and not wants_any(subscribed_types(), types)
     ):
         return  # no agent or webhook here handles these: not worth a query
-    session = Session.objects.select_related("agent").filter(pk=session_id).first()
+    session = _session_to_trigger(session_id)
     if session is None:
         return
     wanted = _wanted(session, surface_for_session(session))
@@ -389,6 +390,38 @@ def _trigger(session_id: str, types: Collection[str] | None) -> None:
     else:
         return
     _enqueue(session_id, countdown)
+
+
+# What a trigger reads of a session (its agent, revision, channel and tenant) never changes
+# once the session exists, and in a shared process some agent subscribes to
+# ``turn.completed``: kept here, a turn's end costs no lookup of its session.
+_TRIGGER_SESSIONS_KEPT = 4096
+_trigger_sessions: OrderedDict[str, Session] = OrderedDict()
+_trigger_sessions_lock = threading.Lock()
+
+
+def remember_session(session: Session) -> None:
+    """Keep ``session`` (with its agent loaded) for the triggers of its appends: a worker
+    that claimed a turn has it in hand, and its turn's end then costs no lookup."""
+    with _trigger_sessions_lock:
+        _trigger_sessions[session.pk] = session
+        _trigger_sessions.move_to_end(session.pk)
+        if len(_trigger_sessions) > _TRIGGER_SESSIONS_KEPT:
+            _trigger_sessions.popitem(last=False)
+
+
+def _session_to_trigger(session_id: str) -> Session | None:
+    """The session with its agent, from this process's most recent ones or else from the
+    database (None when it does not exist)."""
+    with _trigger_sessions_lock:
+        session = _trigger_sessions.get(session_id)
+        if session is not None:
+            _trigger_sessions.move_to_end(session_id)
+            return session
+    session = Session.objects.select_related("agent").filter(pk=session_id).first()
+    if session is not None:
+        remember_session(session)
+    return session
 
 
 def _wanted(session: Session, surface: AgentSurface, fresh: bool = False) -> frozenset[str]:

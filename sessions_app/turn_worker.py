@@ -44,6 +44,7 @@ from agents.runtime.turn import Decision, TurnOutcome, TurnRequest, pending_call
 from agents.secrets import adeclared_secrets
 from sessions_app.approvals import decisions_for, request_approvals
 from sessions_app.channel_state import channel_info
+from sessions_app.dispatch import remember_session
 from sessions_app.eventlog import Fence, NewEvent, StaleAttempt, append_events, events_of_turn
 from sessions_app.host import DatabaseFileStore, host_for, memory_files, session_arms, session_info
 from sessions_app.logs import agent_log_tags
@@ -161,6 +162,7 @@ def _begin(turn_id: str, loop: TurnLoop) -> _Started | None:
     turn = claim_turn(turn_id, loop.running_for)
     if turn is None:
         return None
+    remember_session(turn.session)  # for the dispatch triggers of the turn's appends
     journal = _journal(turn) if turn.attempts > 1 else None
     logged_end = journal.end if journal is not None else None
     if logged_end is not None and logged_end[0] == EventType.TURN_FAILED:

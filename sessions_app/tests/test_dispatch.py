@@ -17,9 +17,9 @@ from agent_platform.celery import app as platform_app
 from agent_platform.celery import create_app
 from agent_platform.embedded import EmbeddedServices
 from agents.events import EventType
-from agents.registry import get_agent
+from agents.registry import get_agent, surface_for
 from agents.tests.trees import INSTRUCTIONS, write_tree
-from sessions_app.dispatch import BATCH_SIZE, dispatch_pending, request_dispatch, sweep_undispatched
+from sessions_app.dispatch import BATCH_SIZE, dispatch_pending, remember_session, request_dispatch, sweep_undispatched
 from sessions_app.eventlog import NewEvent, append_event, append_events
 from sessions_app.models import KVEntry, LogLine, Session
 from sessions_app.tests.factories import SessionFactory
@@ -440,3 +440,24 @@ def test_request_dispatch_sends_nothing_for_an_agent_that_subscribes_to_nothing(
     assert len(callbacks) == 2  # both waited for the commit
     assert len(runs) == 1  # only the agent with a hook got a task
     assert recorded(calls) == [["audit", 0, "message.appended"]]
+
+
+def test_a_sessions_trigger_reads_the_database_once(
+    agent_tree, calls, alice, eager_tasks, django_capture_on_commit_callbacks, django_assert_num_queries
+):
+    """Every turn's end triggers a dispatch, and in a shared process some agent always
+    subscribes to ``turn.completed``: deciding that a session's agent does not want it
+    looks the session up once, not at every turn."""
+    surface_for(agent_tree({"agent/hooks/audit.py": hook(calls, '{"turn.completed": record("audit")}')}))
+    quiet = SessionFactory(principal=alice, agent=agent_tree({}, slug="quiet"))
+    with django_capture_on_commit_callbacks(execute=True):
+        request_dispatch(quiet.id, {EventType.TURN_COMPLETED})
+    with django_assert_num_queries(0), django_capture_on_commit_callbacks(execute=True) as callbacks:
+        request_dispatch(quiet.id, {EventType.TURN_COMPLETED})
+    assert len(callbacks) == 1
+    # A worker that claimed a turn has the session in hand: its turn's end reads nothing.
+    claimed = SessionFactory(principal=alice, agent=quiet.agent)
+    remember_session(Session.objects.select_related("agent").get(pk=claimed.pk))
+    with django_assert_num_queries(0), django_capture_on_commit_callbacks(execute=True):
+        request_dispatch(claimed.id, {EventType.TURN_COMPLETED})
+    assert recorded(calls) == []
