@@ -10,6 +10,7 @@ the sweep (its unfinished cases run again) at most ``MAX_RESUMES`` times, then f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import timedelta
@@ -50,6 +51,8 @@ HEARTBEAT_SECONDS = 2.0
 # A case waits for its turn's end on the session's doorbell; should a ring be lost (Redis
 # pub/sub is at-most-once), the shared poll finds the end within this many seconds.
 FALLBACK_POLL_SECONDS = 1.0
+# Finished cases are written to the run at most this often (the progress a client polls).
+RECORD_EVERY_SECONDS = 0.25
 MAX_RESUMES = 2
 ACTIVE = (EvalRunStatus.QUEUED, EvalRunStatus.RUNNING)
 
@@ -181,13 +184,16 @@ def _record(run_id: str, *finished: dict[str, Any]) -> bool:
 
 class _Recorder:
     """Finished cases persisted by one writer, each write taking every case finished since
-    the last: twenty cases ending at once cost one write of the run's row, not twenty
-    queued on its lock, each holding a thread the next cases' sessions start on."""
+    the last, and at most one write per ``RECORD_EVERY_SECONDS`` until ``flush``: each
+    write rewrites the run's row (every case's result), so twenty cases ending at once
+    cost one write, not twenty queued on its lock, each holding a thread the next cases'
+    sessions start on."""
 
     def __init__(self, run_id: str, db: Executor) -> None:
         self.run_id, self.db = run_id, db
         self.waiting: list[dict[str, Any]] = []
         self.writing: asyncio.Task[None] | None = None
+        self.flushing = asyncio.Event()
 
     def add(self, result: dict[str, Any]) -> None:
         self.waiting.append(result)
@@ -199,9 +205,13 @@ class _Recorder:
         while self.waiting:
             batch, self.waiting = self.waiting, []
             await loop.run_in_executor(self.db, _closing, _record, self.run_id, *batch)
+            if not self.flushing.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.flushing.wait(), RECORD_EVERY_SECONDS)
 
     async def flush(self) -> None:
-        """Until every case added so far is written."""
+        """Until every case added so far is written (at once, not at the next interval)."""
+        self.flushing.set()
         while self.writing is not None and not self.writing.done():
             await asyncio.shield(self.writing)
 
