@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,16 @@ def _discover(agent: Agent, folder: Path) -> tuple[AgentSurface, TreeLoader | Sa
 # By folder for shared agents, by "revision:<id>" for deployed ones.
 _surfaces: dict[str, _Discovered] = {}
 _surfaces_lock = threading.Lock()
+# The event types the surfaces above subscribe to (``subscribed_event_types``), worked out
+# again only after one of them changes: every append asks, and a shared process holds many.
+_subscribed: frozenset[str] | None = None
+
+
+def _keep(key: str, discovered: _Discovered) -> None:
+    """Keep a newly discovered surface. Call holding ``_surfaces_lock``."""
+    global _subscribed  # the cache of what the kept surfaces subscribe to is stale now
+    _surfaces[key] = discovered
+    _subscribed = None
 
 
 class NotDeployed(LookupError):
@@ -186,7 +197,7 @@ def surface_for(agent: Agent, revision_id: str | None = None) -> AgentSurface:
         surface, loader = _discover(agent, folder)
         if cached is not None:
             cached.loader.unload()
-        _surfaces[agent.path] = _Discovered(fingerprint, surface, loader)
+        _keep(agent.path, _Discovered(fingerprint, surface, loader))
     _log_diagnostics(agent, surface)
     return surface
 
@@ -213,7 +224,7 @@ def _revision_surface(agent: Agent, revision_id: str | None) -> AgentSurface:
         if cached is not None:
             return cached.surface
         surface, loader = _discover(agent, folder)
-        _surfaces[key] = _Discovered((0, 0, 0), surface, loader)
+        _keep(key, _Discovered((0, 0, 0), surface, loader))
     _log_diagnostics(agent, surface)
     return surface
 
@@ -235,8 +246,14 @@ def subscribed_event_types() -> frozenset[str]:
     """The event types that some hook, channel ``events`` handler or webhook of an agent
     discovered in this process handles (``"*"``: every type). Lets the event log skip looking up
     the session of an event nobody here listens to."""
+    global _subscribed  # worked out once per change of the surfaces (see ``_keep``)
     with _surfaces_lock:
-        surfaces = [cached.surface for cached in _surfaces.values()]
+        if _subscribed is None:
+            _subscribed = _event_types_of(cached.surface for cached in _surfaces.values())
+        return _subscribed
+
+
+def _event_types_of(surfaces: Iterable[AgentSurface]) -> frozenset[str]:
     found: set[str] = set()
     for surface in surfaces:
         for hook in surface.hooks.values():

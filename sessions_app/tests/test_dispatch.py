@@ -16,6 +16,7 @@ from django.db import connection, connections
 from agent_platform.celery import app as platform_app
 from agent_platform.celery import create_app
 from agent_platform.embedded import EmbeddedServices
+from agents import registry
 from agents.events import EventType
 from agents.registry import get_agent, surface_for
 from agents.tests.trees import INSTRUCTIONS, write_tree
@@ -461,3 +462,25 @@ def test_a_sessions_trigger_reads_the_database_once(
     with django_assert_num_queries(0), django_capture_on_commit_callbacks(execute=True):
         request_dispatch(claimed.id, {EventType.TURN_COMPLETED})
     assert recorded(calls) == []
+
+
+def test_an_agent_discovered_later_gets_the_events_it_subscribes_to(
+    agent_tree, calls, alice, eager_tasks, django_capture_on_commit_callbacks, monkeypatch
+):
+    """What the process's agents subscribe to is worked out once, not at every append; an
+    agent discovered after that still gets its events."""
+    monkeypatch.setattr(registry, "_surfaces", {})  # this process has discovered nothing yet
+    monkeypatch.setattr(registry, "_subscribed", None)
+    quiet = SessionFactory(principal=alice, agent=agent_tree({}, slug="quiet"))
+    surface_for(quiet.agent)
+    with django_capture_on_commit_callbacks(execute=True):
+        append_messages(quiet, 1)
+    assert registry.subscribed_event_types() == frozenset()
+    audited = SessionFactory(
+        principal=alice,
+        agent=agent_tree({"agent/hooks/audit.py": hook(calls, '{"message.appended": record("audit")}')}),
+    )
+    surface_for(audited.agent)
+    with django_capture_on_commit_callbacks(execute=True):
+        append_messages(audited, 1)
+    assert recorded(calls) == [["audit", 0, "message.appended"]]
