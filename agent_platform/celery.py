@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from celery import Celery
-from celery.signals import after_setup_logger, task_postrun, task_prerun
+from celery.signals import after_setup_logger, before_task_publish, task_postrun, task_prerun
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -147,6 +147,42 @@ def _task_scope_ends(task_id: str, **_: Any) -> None:
     token = _scopes_before.pop(task_id, None)
     if token is not None:
         rls.restore(token)
+
+
+# The message header that carries the sender's request id to the task.
+REQUEST_ID_HEADER = "platform_request_id"
+_request_ids_before: dict[str, contextvars.Token[str]] = {}
+
+
+@before_task_publish.connect
+def _send_the_request_id(headers: dict[str, Any] | None = None, **_: Any) -> None:
+    """A task sent while a request (or a task, or a turn) is served carries its id."""
+    from agent_platform.request_ids import current_request_id
+
+    value = current_request_id()
+    if value and headers is not None:
+        headers[REQUEST_ID_HEADER] = value
+
+
+@task_prerun.connect
+def _task_request_id(task_id: str, task: Any = None, **_: Any) -> None:
+    """A task runs under the id it was sent with, or a new one (sent by beat): its lines,
+    and the turns it starts, carry it. A task run eagerly keeps its caller's."""
+    from agent_platform import request_ids
+
+    if task is None or task.request.is_eager:
+        return
+    carried = task.request.get(REQUEST_ID_HEADER)
+    _request_ids_before[task_id] = request_ids.enter(request_ids.accepted_or_new(carried))
+
+
+@task_postrun.connect
+def _task_request_id_ends(task_id: str, **_: Any) -> None:
+    from agent_platform import request_ids
+
+    token = _request_ids_before.pop(task_id, None)
+    if token is not None:
+        request_ids.restore(token)
 
 
 app = create_app()

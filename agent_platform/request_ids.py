@@ -10,6 +10,12 @@ stored on the turns the request creates (``Turn.request_id``, whose default is
 (``sessions_app.turn_worker``), so one id follows a message from the web request to the
 worker's lines and to ``/<slug>/v1/logs``.
 
+Work that does not start with an HTTP request gets an id of its own the same way: a
+WebSocket connection (from its handshake's header), and a Celery task, which carries the
+id of the context that sent it (``agent_platform.celery``: the hooks a turn's events
+wake run under the turn's id) or, sent by beat (a schedule firing, a reminder sweep), a
+new one that the turns it starts keep.
+
 ``request_id_and_access_log`` is the outermost middleware: it also writes one
 ``agent_platform.access`` line per request (method, path, status, duration in
 milliseconds, request id) when ``ACCESS_LOG`` is on. For a streamed response the duration
@@ -24,7 +30,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction
@@ -51,7 +57,20 @@ def accepted_or_new(value: str | None) -> str:
     """``value`` when it is a valid request id, else a new one."""
     if value and VALID.fullmatch(value):
         return value
+    return new_request_id()
+
+
+def new_request_id() -> str:
     return uuid.uuid4().hex
+
+
+def enter(value: str) -> Token[str]:
+    """From here on in this context, ``value`` is the current id (``restore`` ends it)."""
+    return _current.set(value)
+
+
+def restore(token: Token[str]) -> None:
+    _current.reset(token)
 
 
 @contextmanager

@@ -50,6 +50,7 @@ from redis.exceptions import RedisError
 
 from agent_platform.auth import authenticate_websocket
 from agent_platform.daphne_limits import MAX_INBOUND_FRAME
+from agent_platform.request_ids import HEADER, accepted_or_new, request_id
 from agent_platform.scopes import required_scopes
 from agents.events import TERMINAL_SESSION_EVENTS
 from agents.registry import get_visible_agent, surface_for
@@ -159,13 +160,25 @@ def _subprotocol(scope: dict[str, Any]) -> str | None:
     return "bearer" if "bearer" in (scope.get("subprotocols") or []) else None
 
 
+def _request_id_header(scope: dict[str, Any]) -> str | None:
+    """The handshake's ``X-Request-ID``, if it sent one (hostile values are replaced later)."""
+    for name, value in scope.get("headers") or []:
+        if name.lower() == b"x-request-id":
+            return bytes(value).decode("latin-1")
+    return None
+
+
 class SessionStreamConsumer(AsyncWebsocketConsumer):
     _stream_task: asyncio.Task[None] | None = None
     _accepted = False
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        # One id for the connection, as for an HTTP request: its lines carry it, and the
+        # handshake's answer echoes it (X-Request-ID).
+        self.request_id = accepted_or_new(_request_id_header(scope))
         try:
-            await super().__call__(scope, receive, send)
+            with request_id(self.request_id):
+                await super().__call__(scope, receive, send)
         except CHANNEL_LAYER_DOWN as error:
             logger.warning("closing a stream with %s: the channel layer is unavailable: %r", CLOSE_UNAVAILABLE, error)
             await self.disconnect(CLOSE_UNAVAILABLE)
@@ -178,12 +191,15 @@ class SessionStreamConsumer(AsyncWebsocketConsumer):
             message = await receive()
             if message["type"] != "websocket.connect":
                 return  # the client went away already
-            await send({"type": "websocket.accept", "subprotocol": _subprotocol(scope)})
+            await send({"type": "websocket.accept", "subprotocol": _subprotocol(scope), "headers": self._headers()})
         await send({"type": "websocket.close", "code": CLOSE_UNAVAILABLE, "reason": "unavailable"})
+
+    def _headers(self) -> list[tuple[bytes, bytes]]:
+        return [(HEADER.lower().encode(), self.request_id.encode())]
 
     async def connect(self) -> None:
         kwargs = self.scope["url_route"]["kwargs"]
-        await self.accept(_subprotocol(self.scope))
+        await self.accept(_subprotocol(self.scope), headers=self._headers())
         self._accepted = True
         start = _start_index(self.scope.get("query_string", b""))
         if start is None:

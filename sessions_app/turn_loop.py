@@ -41,6 +41,7 @@ from django.utils import timezone
 
 from agent_platform import rls
 from agent_platform.conf import platform_settings
+from agent_platform.request_ids import current_request_id, request_id
 from sessions_app.fair_slots import FairSlots
 from sessions_app.models import Turn
 from sessions_app.scheduling import lease
@@ -72,12 +73,14 @@ class LeaseLost(Exception):
     nothing more, and the turn is taken up again from its log."""
 
 
-def _borrowing_a_connection(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def _borrowing_a_connection(caller_request_id: str, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``func`` with this thread's database connection given back before and after
-    (to the pool; or closed when broken), like Django does around a request."""
+    (to the pool; or closed when broken), like Django does around a request; under the
+    caller's request id (what it logs, and the tasks it sends, such as hook dispatch)."""
     close_old_connections()
     try:
-        return func(*args, **kwargs)
+        with request_id(caller_request_id):
+            return func(*args, **kwargs)
     finally:
         close_old_connections()
 
@@ -130,7 +133,9 @@ class TurnLoop:
         """``func(*args, **kwargs)`` on a database thread, awaited; while the threads are
         all busy, the tenants' calls take turns (``turn_tenant``)."""
         # An executor does not carry the context: the call sees the caller's rows.
-        call = rls.call_in_scope(functools.partial(_borrowing_a_connection, func, *args, **kwargs))
+        call = rls.call_in_scope(
+            functools.partial(_borrowing_a_connection, current_request_id(), func, *args, **kwargs)
+        )
         async with self._db_slots.slot(turn_tenant.get()):
             return await self.loop.run_in_executor(self._db, call)
 

@@ -28,10 +28,9 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from agent_platform import rls
+from agent_platform import request_ids, rls
 from agent_platform.conf import platform_settings, workspaces_dir
 from agent_platform.crash import crash_point
-from agent_platform.request_ids import request_id
 from agents import events
 from agents.config import runtime_settings
 from agents.discovery import AgentSurface
@@ -310,6 +309,8 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
         return
     turn, request = started.turn, started.request
     turn_tenant.set(turn.session.tenant_id)
+    if turn.request_id:  # this task's own context, like the tenant: the rest is the turn's request's
+        request_ids.enter(turn.request_id)
     try:
         sink = DatabaseSink(turn.session_id, db=loop.db, fence=Fence(turn.pk, turn.attempts), hold_turn_end=True)
         settings = runtime_settings(started.surface, turn.session.purpose)
@@ -320,13 +321,9 @@ async def _work_on(turn_id: str, tenant_id: int | None, loop: TurnLoop, sink_of_
         else:
             body = run_turn(started.surface, request, sink, settings, started.journal)
         # The task copies the context: what the agent's code logs (any logger) is the agent's,
-        # under the id of the request that asked for the turn, and what it reads and writes is
-        # its tenant's (claiming and settling are the platform's).
-        with (
-            agent_log_tags(started.surface, **_tags(turn)),
-            request_id(turn.request_id),
-            rls.tenant_scope(turn.session.tenant_id),
-        ):
+        # under the id of the request that asked for the turn (entered above), and what it
+        # reads and writes is its tenant's (claiming and settling are the platform's).
+        with agent_log_tags(started.surface, **_tags(turn)), rls.tenant_scope(turn.session.tenant_id):
             task = asyncio.ensure_future(_then_drain(sink, body))
         lease_lost = False
 

@@ -86,3 +86,59 @@ def test_plain_lines_name_the_request_only_inside_one():
 
     assert line(request_id="req-7").endswith(" INFO agents.x [req-7]: said hi")
     assert line(request_id="").endswith(" INFO agents.x: said hi")
+
+
+def _log_line(client, slug: str, text: str, timeout: float = 10) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [x for x in client.get(f"/{slug}/v1/logs?limit=1000").json()["lines"] if text in x["message"]]
+        if found or time.monotonic() > deadline:
+            assert found, f"no line with {text!r} on /{slug}/v1/logs"
+            return found[0]
+        time.sleep(0.1)
+
+
+def test_a_hook_woken_by_a_turns_events_logs_under_the_id_of_the_request_that_asked_for_it(live, alice, client_for):
+    client = live(slug="judge")
+    client.client.credentials(**client.client._credentials, HTTP_X_REQUEST_ID="req-hook-1")
+    session_id = client.start("hello")["sessionId"]
+    client.wait_for(session_id, "turn.completed")
+    line = _log_line(client_for(alice), "judge", "hook saw a turn.completed")
+    assert line["requestId"] == "req-hook-1" and line["sessionId"] == session_id
+
+
+def test_a_schedule_fired_by_beat_gets_a_new_id_that_its_turn_keeps(live):
+    from sessions_app.models import ScheduleFire, ScheduleFireStatus, Turn
+    from sessions_app.queues import TaskName, send
+
+    live(slug="clock")  # the test's tasks go to the worker's queue
+    send(TaskName.FIRE_SCHEDULE, "clock", "minutely")  # as beat sends it: from no request
+    deadline = time.monotonic() + 20
+    while not (fire := ScheduleFire.objects.filter(schedule_id="minutely", status=ScheduleFireStatus.DONE).first()):
+        assert time.monotonic() < deadline, "the schedule did not fire"
+        time.sleep(0.1)
+    [turn] = Turn.objects.filter(session_id__in=fire.session_ids)
+    assert GENERATED.fullmatch(turn.request_id)
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("sent", "echoed"), [("req-ws-1", "req-ws-1"), ("a\nb", None), (None, None)])
+async def test_a_websocket_handshake_is_answered_with_its_request_id(alice, sent, echoed):
+    from channels.db import database_sync_to_async
+    from channels.testing import WebsocketCommunicator
+
+    from agent_platform.asgi import application
+    from agent_platform.tests.factories import issue_token
+
+    token = await database_sync_to_async(issue_token)(alice)
+    headers = [(b"x-request-id", sent.encode())] if sent else []
+    communicator = WebsocketCommunicator(
+        application, "/ws/weather/session/ses_none", subprotocols=["bearer", token], headers=headers
+    )
+    await communicator.send_input({"type": "websocket.connect"})
+    accepted = await communicator.receive_output(timeout=5)
+    assert accepted["type"] == "websocket.accept"
+    [value] = [v.decode() for k, v in accepted.get("headers", []) if k == b"x-request-id"]
+    assert value == echoed if echoed else GENERATED.fullmatch(value)
+    await communicator.disconnect()

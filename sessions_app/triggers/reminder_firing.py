@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agent_platform.conf import platform_settings
+from agent_platform.request_ids import new_request_id, request_id
 from agents.registry import served_row
 from sessions_app import services
 from sessions_app.models import Admission, Reminder, ReminderStatus, Session, SessionMode, Turn
@@ -28,7 +29,10 @@ def fire_due(now: datetime | None = None) -> int:
         return 0
     now = now or timezone.now()
     claimed = 0
-    while claimed < FIRE_BATCH and _fire_next_due(now):
+    while claimed < FIRE_BATCH:
+        with request_id(new_request_id()):  # each reminder's follow-up turn is a request of its own
+            if not _fire_next_due(now):
+                break
         claimed += 1
     return claimed
 
