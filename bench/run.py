@@ -198,8 +198,11 @@ def worker_argv(extra: str, queue: str) -> list[str]:
     return [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", *words]
 
 
-def start_distributed(processes: Processes, work: Path, database: str, worker_args: str, sizes: Sizes) -> Stack:
-    """A fresh database, migrated; two tenants and a token each; one daphne and one Celery worker."""
+def start_distributed(
+    processes: Processes, work: Path, database: str, worker_args: str, sizes: Sizes, settings: dict[str, str]
+) -> Stack:
+    """A fresh database, migrated; two tenants and a token each; one daphne and one Celery
+    worker; ``settings`` (``--setting``) in the environment of all of them."""
     database_url = f"postgres://postgres@127.0.0.1:5432/{database}"
     queue = f"bench-{uuid.uuid4().hex[:8]}"  # no other worker on this Redis takes our turns
     folder, slack_port = agents_dir(work, sizes)
@@ -215,6 +218,7 @@ def start_distributed(processes: Processes, work: Path, database: str, worker_ar
         "LOG_LEVEL": "WARNING",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         **slack.ENV,
+        **settings,
     }
     create_database(database)
     manage(["migrate", "--noinput"], env, timeout=300)
@@ -688,13 +692,19 @@ class Run:
         print(f" {time.time() - began:.1f} s", flush=True)
 
 
-def run_all(sizes: Sizes, work: Path, worker_args: str, only: frozenset[str] = frozenset()) -> Run:
+def run_all(
+    sizes: Sizes,
+    work: Path,
+    worker_args: str,
+    only: frozenset[str] = frozenset(),
+    settings: dict[str, str] | None = None,
+) -> Run:
     processes = Processes(work)
     database = f"agent_platform_bench_{os.getpid()}"
     run = Run(processes)
     try:
         print(f"starting the distributed form (database {database}, logs in {work})", flush=True)
-        stack = start_distributed(processes, work, database, worker_args, sizes)
+        stack = start_distributed(processes, work, database, worker_args, sizes, settings or {})
         run.step("warm-up", lambda: warm_up(stack, sizes.warm_up))
         # Its start-up banner is out by now; it says what the settings and --worker-args made of it.
         run.worker = {"command": shlex.join(stack.worker_command[2:]), "concurrency": worker_pool(stack)}
@@ -828,6 +838,14 @@ def main() -> int:
         help='more flags for `celery -A agent_platform worker`, e.g. "--pool=threads --concurrency=100" '
         '(default none: pool and concurrency from the settings); "{queue}" is replaced by the run\'s queue',
     )
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the platform's processes, e.g. PLATFORM_WORKER_DB_THREADS=2 "
+        "(repeatable): to measure what a setting changes",
+    )
     parser.add_argument("--burst", type=int, metavar="N", help="sessions started at once in the burst (default 100)")
     parser.add_argument(
         "--burst-sleep", type=float, metavar="S", help="seconds the model takes in each burst turn (default 2, quick 1)"
@@ -850,6 +868,9 @@ def main() -> int:
         worker_argv(args.worker_args, "q")
     except ValueError as error:
         parser.error(f"--worker-args: {error}")
+    if any("=" not in setting for setting in args.setting):
+        parser.error("--setting takes NAME=VALUE")
+    settings = dict(setting.split("=", 1) for setting in args.setting)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     sizes = QUICK if args.quick else Sizes()
     given = {"burst": args.burst, "burst_sleep": args.burst_sleep, "long_session": args.long_session}
@@ -864,7 +885,7 @@ def main() -> int:
     print(f"load average before the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory(prefix="agent-platform-bench-") as tmp:
         try:
-            run = run_all(sizes, Path(tmp), args.worker_args, only)
+            run = run_all(sizes, Path(tmp), args.worker_args, only, settings)
         except (BenchError, OSError, subprocess.SubprocessError, KeyboardInterrupt) as error:
             print(f"\nbench stopped: {error!r}", file=sys.stderr)
             return 1
@@ -883,6 +904,7 @@ def main() -> int:
             "system": platform.platform(),
         },
         "worker": run.worker,
+        "settings": settings,
         "rows": [{**asdict(row), "target": row.target, "met": row.met} for row in run.rows],
         "failed": run.failed,
     }
