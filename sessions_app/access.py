@@ -75,6 +75,35 @@ def find_session(agent_slug: str, session_id: str) -> Session | None:
     return session
 
 
+def session_with_agent(session_id: str) -> Session | None:
+    """The session with this id and its agent, read in one query (None when there is
+    none), in the caller's row-level security scope: for the platform's own work on a
+    session (dispatching its events), which has no caller to check.
+
+    Every dispatch of a session's events starts here, so on Postgres the query is
+    written out, as ``find_session``'s is.
+    """
+    if connection.vendor != "postgresql":
+        return Session.objects.select_related("agent").filter(pk=session_id).first()
+    with connection.cursor() as cursor:
+        cursor.execute(_session_with_agent_sql(), [session_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    session = instance(Session, row[: width(Session)])
+    session.agent = instance(Agent, row[width(Session) :])
+    return session
+
+
+@functools.cache
+def _session_with_agent_sql() -> str:
+    return (
+        f"SELECT {columns(Session, 's')}, {columns(Agent, 'a')} "  # noqa: S608
+        f"FROM {Session._meta.db_table} s JOIN {Agent._meta.db_table} a ON a.id = s.agent_id "
+        "WHERE s.id = %s"
+    )
+
+
 def _session_row(session_id: str, agent_slug: str) -> tuple[Any, ...] | None:
     with connection.cursor() as cursor:
         cursor.execute(_find_session_sql(), [session_id, agent_slug])

@@ -120,3 +120,69 @@ def test_marking_a_session_running_rotates_its_token_and_finds_no_unknown_sessio
     session.refresh_from_db()
     assert (session.status, session.continuation_token) == (SessionStatus.RUNNING, "ct_new")
     assert not _mark_running("ses_nope", "ct_other")
+
+
+# --- hook dispatch's queries (``sessions_app.dispatch``) ---------------------------------------
+
+
+def test_session_with_agent_reads_the_session_and_its_agent_as_the_orm_does():
+    from sessions_app.access import session_with_agent
+
+    session = SessionFactory(title="ü", channel="slack")
+    found = session_with_agent(session.pk)
+    expected = Session.objects.select_related("agent").get(pk=session.pk)
+    assert fields(found) == fields(expected)
+    assert fields(found.agent) == fields(expected.agent)
+    assert session_with_agent("ses_nope") is None
+
+
+def test_claiming_a_batch_hands_out_the_next_events_once_and_moves_the_cursor():
+    from sessions_app.dispatch import claim_batch
+
+    turn = TurnFactory()
+    session_id = turn.session_id
+    append_events(session_id, [NewEvent(EventType.MESSAGE_APPENDED, {"text": f"ü{n}"}, turn.pk) for n in range(5)])
+    expected = list(Event.objects.filter(session_id=session_id).order_by("index"))
+
+    first = claim_batch(session_id, 3)
+    assert [fields(event) for event in first] == [fields(event) for event in expected[:3]]
+    assert Session.objects.get(pk=session_id).dispatched_index == 2
+    rest = claim_batch(session_id, 3)
+    assert [event.index for event in rest] == [3, 4]
+    assert Session.objects.get(pk=session_id).dispatched_index == 4
+    assert claim_batch(session_id, 3) == []  # nothing handed out twice
+    assert claim_batch("ses_nope", 3) == []
+
+
+def test_claiming_a_batch_the_sweep_skipped_meanwhile_hands_out_nothing():
+    from sessions_app.dispatch import claim_batch
+
+    session = SessionFactory()
+    append_events(session.pk, [NewEvent(EventType.SESSION_STARTED), NewEvent(EventType.SESSION_WAITING)])
+    Session.objects.filter(pk=session.pk).update(dispatched_index=1)  # what _skip_to_end does
+    assert claim_batch(session.pk, 16) == []
+    assert Session.objects.get(pk=session.pk).dispatched_index == 1
+
+
+def test_a_tenants_active_subscriptions_for_an_agent_are_the_orm_s(alice):
+    from django.db.models import Q
+
+    from sessions_app.models import WebhookSubscription
+    from sessions_app.tests.factories import AgentFactory
+    from sessions_app.triggers.webhooks import active_subscriptions
+
+    agent, other_agent = AgentFactory(), AgentFactory()
+    tenant = alice.tenant_id
+    every = WebhookSubscription.objects.create(tenant_id=tenant, url="https://a.example/", events=["*"])
+    own = WebhookSubscription.objects.create(
+        tenant_id=tenant, agent=agent, url="https://b.example/", events=["turn.completed"], secret_name="s"
+    )
+    WebhookSubscription.objects.create(tenant_id=tenant, agent=other_agent, url="https://c.example/", events=["*"])
+    WebhookSubscription.objects.create(tenant_id=tenant, url="https://d.example/", events=["*"], active=False)
+    found = active_subscriptions(tenant, agent.pk)
+    expected = WebhookSubscription.objects.filter(tenant_id=tenant, active=True).filter(
+        Q(agent__isnull=True) | Q(agent_id=agent.pk)
+    )
+    assert [fields(row) for row in found] == [fields(row) for row in expected.order_by("pk")]
+    assert {row.pk for row in found} == {every.pk, own.pk}
+    assert [row.events for row in found] == [["*"], ["turn.completed"]]

@@ -34,6 +34,7 @@ How:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -48,12 +49,14 @@ from typing import Any
 import httpx2
 from asgiref.sync import async_to_sync
 from celery.signals import worker_init, worker_shutdown
+from django.db import connection
 from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from agent_platform.conf import platform_settings
+from agent_platform.rows import columns, instance
 from agents.config import outbound_policy
 from agents.discovery import AgentSurface
 from agents.runtime.outbound import OutboundRefused, guarded_client
@@ -107,13 +110,30 @@ def agent_targets(surface: AgentSurface) -> list[WebhookTarget]:
 
 def session_targets(session: Session, surface: AgentSurface) -> list[WebhookTarget]:
     """The agent's webhooks and the tenant's active subscriptions for this agent (one query)."""
-    subscriptions = WebhookSubscription.objects.filter(tenant_id=session.tenant_id, active=True).filter(
-        Q(agent__isnull=True) | Q(agent_id=session.agent_id)
-    )
     return agent_targets(surface) + [
         WebhookTarget(f"subscription:{row.pk}", row.url, frozenset(row.events), row.secret_name, row.pk)
-        for row in subscriptions.only("id", "url", "events", "secret_name")
+        for row in active_subscriptions(session.tenant_id, session.agent_id)
     ]
+
+
+def active_subscriptions(tenant_id: int, agent_id: int) -> list[WebhookSubscription]:
+    """The tenant's active subscriptions that take this agent's sessions (its own and the
+    tenant-wide ones). Read at every dispatch, so on Postgres the query is written out
+    (``agent_platform.rows``)."""
+    if connection.vendor != "postgresql":
+        query = WebhookSubscription.objects.filter(tenant_id=tenant_id, active=True)
+        return list(query.filter(Q(agent__isnull=True) | Q(agent_id=agent_id)))
+    with connection.cursor() as cursor:
+        cursor.execute(_active_subscriptions_sql(), [tenant_id, agent_id])
+        return [instance(WebhookSubscription, row) for row in cursor.fetchall()]
+
+
+@functools.cache
+def _active_subscriptions_sql() -> str:
+    return (
+        f"SELECT {columns(WebhookSubscription, 'w')} FROM {WebhookSubscription._meta.db_table} w "  # noqa: S608
+        "WHERE w.tenant_id = %s AND w.active AND (w.agent_id IS NULL OR w.agent_id = %s) ORDER BY w.id"
+    )
 
 
 # --- which types anyone wants, per process ---------------------------------------------------
