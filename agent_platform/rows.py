@@ -6,7 +6,8 @@ handful of the same small queries over and over. Where one of them is worth writ
 ``columns(Model, alias)`` gives its select list, every concrete field in order, and
 ``instance(Model, values)`` turns that part of a row back into a model instance as the
 ORM would (field converters applied, e.g. JSON decoded); ``insert(*instances)`` writes
-new rows in one statement, with the values ``save()`` would write. Columns are read from
+new rows in one statement, with the values ``save()`` would write; ``update(Model, pk,
+**values)`` sets fields of one row as ``QuerySet.update`` would. Columns are read from
 the model, so a field added later is read and written too. Postgres only: SQLite returns
 some types (dates, booleans) raw, so callers keep their ORM query there.
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Model
+from django.db.models import Field, Model
 
 M = TypeVar("M", bound=Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -95,3 +96,31 @@ def _insert_sql(model: type[Model]) -> str:
     marks = ", ".join(["%s"] * len(fields))
     # The table and column names are the model's own; the values are parameters.
     return f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({marks})"  # noqa: S608
+
+
+def update(model: type[Model], pk: Any, **values: Any) -> int:
+    """``model.objects.filter(pk=pk).update(**values)`` in one written-out statement (the
+    values adapted as the ORM adapts them: JSON, times); answers how many rows changed
+    (0 or 1). Plain values only, no expressions; like ``QuerySet.update``, no signals."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    names = tuple(values)
+    params = [_field(model, name).get_db_prep_save(values[name], connection) for name in names]
+    with connection.cursor() as cursor:
+        cursor.execute(_update_sql(model, names), [*params, pk])
+        return int(cursor.rowcount)
+
+
+def _field(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field) or not field.concrete:
+        raise ValueError(f"{model.__name__}.{name} is not a column")
+    return field
+
+
+@functools.cache
+def _update_sql(model: type[Model], names: tuple[str, ...]) -> str:
+    quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
+    assignments = ", ".join(f"{quote(str(_field(model, name).column))} = %s" for name in names)
+    key = quote(str(_field(model, model._meta.pk.name).column))
+    # The table and column names are the model's own; the values are parameters.
+    return f"UPDATE {quote(model._meta.db_table)} SET {assignments} WHERE {key} = %s"  # noqa: S608

@@ -155,11 +155,30 @@ def _running_beside(turn: Turn) -> int:
     counts only the turn's tenant's: each tenant has its own ``max_running_turns`` of it,
     so one tenant cannot fill the cap for everyone."""
     agent_id = turn.session.agent_id
-    Agent.objects.select_for_update().filter(pk=agent_id).first()
-    running = Turn.objects.filter(session__agent_id=agent_id, status=TurnStatus.RUNNING).exclude(pk=turn.pk)
-    if turn.session.agent.tenant_id is None:
-        running = running.filter(session__tenant_id=turn.session.tenant_id)
-    return running.count()
+    # Only this tenant's turns of a shared agent; any tenant's of a tenant's own agent.
+    tenant_id = turn.session.tenant_id if turn.session.agent.tenant_id is None else None
+    if connection.vendor != "postgresql":
+        Agent.objects.select_for_update().filter(pk=agent_id).first()
+        running = Turn.objects.filter(session__agent_id=agent_id, status=TurnStatus.RUNNING).exclude(pk=turn.pk)
+        if tenant_id is not None:
+            running = running.filter(session__tenant_id=tenant_id)
+        return running.count()
+    # Written out (every claim of a capped agent's turn): two statements, not one, since the
+    # count's snapshot must be taken once the lock is held, to see the last claimer's turn.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {Agent._meta.db_table} WHERE id = %s FOR UPDATE", [agent_id])  # noqa: S608
+        cursor.execute(_running_beside_sql(), {"agent": agent_id, "turn": turn.pk, "tenant": tenant_id})
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+@functools.cache
+def _running_beside_sql() -> str:
+    return (
+        f"SELECT count(*) FROM {Turn._meta.db_table} t JOIN {Session._meta.db_table} s ON s.id = t.session_id "  # noqa: S608
+        f"WHERE s.agent_id = %(agent)s AND t.status = '{TurnStatus.RUNNING.value}' AND t.id <> %(turn)s "
+        "AND (%(tenant)s::bigint IS NULL OR s.tenant_id = %(tenant)s::bigint)"
+    )
 
 
 def _note_queued(turn: Turn, running: int, cap: int | None) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from agent_platform import request_ids, rls
+from agent_platform import request_ids, rls, rows
 from agent_platform.conf import platform_settings, workspaces_dir
 from agent_platform.crash import crash_point
 from agents import events
@@ -290,7 +290,7 @@ def _record(turn: Turn, outcome: TurnOutcome, history_length: int) -> None:
             )
         else:
             fields.update(status=TurnStatus.FAILED, failure_message=outcome.failure or "")
-        Turn.objects.filter(pk=turn.pk).update(**fields)
+        rows.update(Turn, turn.pk, **fields)  # written out: once a turn, the ORM would build it anew
 
 
 async def _then_drain(sink: DatabaseSink, body: Any) -> TurnOutcome:

@@ -186,3 +186,48 @@ def test_a_tenants_active_subscriptions_for_an_agent_are_the_orm_s(alice):
     assert [fields(row) for row in found] == [fields(row) for row in expected.order_by("pk")]
     assert {row.pk for row in found} == {every.pk, own.pk}
     assert [row.events for row in found] == [["*"], ["turn.completed"]]
+
+
+def test_update_writes_what_the_orms_update_writes():
+    from datetime import UTC, datetime
+
+    from agent_platform.rows import update
+    from sessions_app.models import Turn, TurnStatus
+
+    written, expected = TurnFactory(), TurnFactory()
+    values = {
+        "status": TurnStatus.COMPLETED,
+        "ended_at": datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC),
+        "lease_until": None,
+        "usage": {"input": 3, "output": 1.5},
+        "cost": 0.25,
+        "conversation": [{"role": "assistant", "content": "ü", "calls": [None, True]}],
+        "failure_message": "",
+    }
+    assert update(Turn, written.pk, **values) == 1
+    Turn.objects.filter(pk=expected.pk).update(**values)
+    read, wanted = fields(Turn.objects.get(pk=written.pk)), fields(Turn.objects.get(pk=expected.pk))
+    for differs in ("id", "session_id", "created_at"):
+        read.pop(differs), wanted.pop(differs)
+    assert read == wanted
+    assert update(Turn, "turn_nope", status=TurnStatus.FAILED) == 0
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_the_turns_running_beside_a_claim_are_the_orm_s(shared):
+    from agent_platform.tests.factories import PrincipalFactory
+    from sessions_app.models import Turn, TurnStatus
+    from sessions_app.scheduling import _running_beside
+    from sessions_app.tests.factories import AgentFactory
+
+    mine, theirs = PrincipalFactory(), PrincipalFactory()
+    agent = AgentFactory(tenant=None if shared else mine.tenant)
+    claimed = TurnFactory(session=SessionFactory(agent=agent, principal=mine), status=TurnStatus.RUNNING)
+    for principal, status in [(mine, "running"), (mine, "running"), (mine, "queued"), (theirs, "running")]:
+        TurnFactory(session=SessionFactory(agent=agent, principal=principal), status=status)
+    TurnFactory(session=SessionFactory(principal=mine), status=TurnStatus.RUNNING)  # another agent's
+
+    expected = Turn.objects.filter(session__agent=agent, status=TurnStatus.RUNNING).exclude(pk=claimed.pk)
+    if shared:
+        expected = expected.filter(session__tenant_id=mine.tenant_id)
+    assert _running_beside(claimed) == expected.count() == (2 if shared else 3)
