@@ -10,6 +10,7 @@ deployed agent's is its active revision's, or the revision a session started on.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Iterable
@@ -18,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from agent_platform import rls
 from agent_platform.conf import platform_settings
 from agent_platform.models import Tenant
+from agent_platform.rows import columns, instance
 from agents.config import outbound_policy
 from agents.discovery import AgentSurface, TreeLoader, discover, tree_fingerprint
 from agents.models import RESERVED_SEGMENTS as RESERVED_SEGMENTS  # the slug rules live with the model
@@ -70,7 +72,23 @@ def get_agent(slug: str) -> Agent | None:
     # A tenant's request reads its own agents and the shared ones (another tenant's is
     # hidden by visible_to anyway); anything else, the platform's map of every slug.
     with rls.tenant_or_platform_scope():
-        return served_row(slug, next(iter(Agent.objects.filter(slug=slug).order_by()[:1]), None))
+        return served_row(slug, _agent_with_slug(slug))
+
+
+def _agent_with_slug(slug: str) -> Agent | None:
+    """The ``Agent`` row with this slug. Every request under ``/<slug>/`` that names no
+    session reads it, so on Postgres the query is written out (``agent_platform.rows``)."""
+    if connection.vendor != "postgresql":
+        return next(iter(Agent.objects.filter(slug=slug).order_by()[:1]), None)
+    with connection.cursor() as cursor:
+        cursor.execute(_agent_with_slug_sql(), [slug])
+        row = cursor.fetchone()
+    return instance(Agent, row) if row is not None else None
+
+
+@functools.cache
+def _agent_with_slug_sql() -> str:
+    return f"SELECT {columns(Agent, 'a')} FROM {Agent._meta.db_table} a WHERE a.slug = %s"  # noqa: S608
 
 
 def served_row(slug: str, row: Agent | None) -> Agent | None:

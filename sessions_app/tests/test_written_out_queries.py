@@ -231,3 +231,13 @@ def test_the_turns_running_beside_a_claim_are_the_orm_s(shared):
     if shared:
         expected = expected.filter(session__tenant_id=mine.tenant_id)
     assert _running_beside(claimed) == expected.count() == (2 if shared else 3)
+
+
+def test_the_agent_with_a_slug_is_the_orm_s():
+    from agents.models import Agent
+    from agents.registry import _agent_with_slug
+    from sessions_app.tests.factories import AgentFactory
+
+    agent = AgentFactory(slug="written-out")
+    assert fields(_agent_with_slug("written-out")) == fields(Agent.objects.get(pk=agent.pk))
+    assert _agent_with_slug("no-such-agent") is None
