@@ -63,6 +63,28 @@ def instance(model: type[M], values: Sequence[Any]) -> M:
     return model.from_db(DEFAULT_DB_ALIAS, names, row)
 
 
+def converter(model: type[Model], name: str) -> Callable[[Any], Any]:
+    """How a raw value of the column ``name`` becomes what the ORM gives (e.g. a JSON
+    column's text decoded), for a query that selects a few columns only."""
+    column, found = _converters(model, name)
+
+    def convert(value: Any) -> Any:
+        connection = connections[DEFAULT_DB_ALIAS]
+        for each in found:
+            value = each(value, column, connection)
+        return value
+
+    return convert
+
+
+@functools.cache
+def _converters(model: type[Model], name: str) -> tuple[Any, list[Converter]]:
+    connection = connections[DEFAULT_DB_ALIAS]
+    field = _field(model, name)
+    column = field.get_col(model._meta.db_table)
+    return column, [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)]
+
+
 def insert(*instances: Model) -> None:
     """INSERT these new rows, in this order, in one statement (one round trip), with
     the values ``save()`` would write (defaults, ``auto_now``, JSON adapted).

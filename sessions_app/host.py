@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async as in_thread
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 
 from agents.config import mcp_connections
@@ -161,21 +161,30 @@ MEMORY_MAX_BYTES = 8 * 1024 * 1024
 def memory_files(tenant_id: int, agent_id: int) -> dict[str, bytes]:
     """The agent's deployment-scoped files under ``memory/`` in this tenant, as workspace
     paths (``{"memory/journal.md": b"..."}``), for a new session workspace (``agents.sdk.memory``)."""
-    rows = (
-        StoredFile.objects.filter(
-            tenant_id=tenant_id, agent_id=agent_id, session_id=None, path__startswith=f"/{MEMORY_DIR}/"
-        )
-        .order_by("path")
-        .values_list("path", "size", "content")
-    )
     found: dict[str, bytes] = {}
     total = 0
-    for path, size, content in rows:
+    for path, size, content in _memory_rows(tenant_id, agent_id):
         total += size
         if total > MEMORY_MAX_BYTES:
             break
         found[path.lstrip("/")] = bytes(content)
     return found
+
+
+def _memory_rows(tenant_id: int, agent_id: int) -> list[tuple[str, int, bytes | memoryview]]:
+    """(path, size, content) of the agent's memory files, in path order. Every new session
+    reads them, so on Postgres the query is written out (``agent_platform.rows``)."""
+    prefix = f"/{MEMORY_DIR}/"
+    if connection.vendor != "postgresql":
+        query = StoredFile.objects.filter(tenant_id=tenant_id, agent_id=agent_id, session_id=None)
+        return list(query.filter(path__startswith=prefix).order_by("path").values_list("path", "size", "content"))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT path, size, content FROM {StoredFile._meta.db_table} "  # noqa: S608
+            "WHERE tenant_id = %s AND agent_id = %s AND session_id IS NULL AND starts_with(path, %s) ORDER BY path",
+            [tenant_id, agent_id, prefix],
+        )
+        return list(cursor.fetchall())
 
 
 class HostFiles:

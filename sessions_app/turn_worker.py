@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from agent_platform import request_ids, rls, rows
@@ -85,13 +85,9 @@ def _history(session: Session, before: Turn) -> list[Message]:
         cached = _histories.get(session.pk)
     if cached is not None and cached[0] >= before.created_at:
         cached = None  # a turn older than what is cached (taken up again): read it all
-    turns = session.turns.filter(status=TurnStatus.COMPLETED, created_at__lt=before.created_at)
-    if cached is not None:
-        turns = turns.filter(created_at__gt=cached[0])
-    # Only the columns needed: a long session has hundreds of earlier turns.
-    rows = list(turns.order_by("created_at").values_list("created_at", "conversation"))
-    messages = [*(cached[1] if cached is not None else []), *(message_from_dict(m) for _, c in rows for m in c)]
-    last = rows[-1][0] if rows else (cached[0] if cached is not None else None)
+    found = _completed_turns(session.pk, before.created_at, cached[0] if cached is not None else None)
+    messages = [*(cached[1] if cached is not None else []), *(message_from_dict(m) for _, c in found for m in c)]
+    last = found[-1][0] if found else (cached[0] if cached is not None else None)
     if last is not None:
         with _histories_lock:
             _histories[session.pk] = (last, messages)
@@ -99,6 +95,32 @@ def _history(session: Session, before: Turn) -> list[Message]:
             while len(_histories) > HISTORY_CACHE_SESSIONS:
                 _histories.popitem(last=False)
     return list(messages)
+
+
+def _completed_turns(session_id: str, before: datetime, after: datetime | None) -> list[tuple[datetime, list[Any]]]:
+    """(created_at, conversation) of the session's completed turns created between
+    ``after`` (None: from the start) and ``before``, oldest first. Only these columns: a
+    long session has hundreds of earlier turns. Every turn reads it (most often finding
+    one turn, or none), so on Postgres the query is written out (``agent_platform.rows``)."""
+    if connection.vendor != "postgresql":
+        turns = Turn.objects.filter(session_id=session_id, status=TurnStatus.COMPLETED, created_at__lt=before)
+        if after is not None:
+            turns = turns.filter(created_at__gt=after)
+        return list(turns.order_by("created_at").values_list("created_at", "conversation"))
+    with connection.cursor() as cursor:
+        cursor.execute(_completed_turns_sql(), {"session": session_id, "before": before, "after": after})
+        found = cursor.fetchall()
+    convert = rows.converter(Turn, "conversation")
+    return [(created_at, convert(conversation)) for created_at, conversation in found]
+
+
+@functools.cache
+def _completed_turns_sql() -> str:
+    return (
+        f"SELECT created_at, conversation FROM {Turn._meta.db_table} "  # noqa: S608
+        f"WHERE session_id = %(session)s AND status = '{TurnStatus.COMPLETED.value}' AND created_at < %(before)s "
+        "AND (%(after)s::timestamptz IS NULL OR created_at > %(after)s::timestamptz) ORDER BY created_at"
+    )
 
 
 def _workspace(session: Session) -> Path:

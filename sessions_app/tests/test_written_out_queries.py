@@ -241,3 +241,58 @@ def test_the_agent_with_a_slug_is_the_orm_s():
     agent = AgentFactory(slug="written-out")
     assert fields(_agent_with_slug("written-out")) == fields(Agent.objects.get(pk=agent.pk))
     assert _agent_with_slug("no-such-agent") is None
+
+
+def test_a_turns_history_reads_the_completed_turns_the_orm_reads():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from sessions_app.models import Turn, TurnStatus
+    from sessions_app.turn_worker import _completed_turns
+
+    session = SessionFactory()
+    start = timezone.now() - timedelta(minutes=10)
+    for minute, status in enumerate(["completed", "failed", "completed", "completed", "queued"]):
+        TurnFactory(
+            session=session,
+            status=status,
+            created_at=start + timedelta(minutes=minute),
+            conversation=[{"role": "user", "content": f"ü {minute}"}, {"role": "assistant", "content": None}],
+        )
+    TurnFactory(status=TurnStatus.COMPLETED, conversation=[{"role": "user", "content": "another session"}])
+    before, after = start + timedelta(minutes=4), start + timedelta(seconds=30)
+    for since in (None, after):
+        expected = Turn.objects.filter(session=session, status=TurnStatus.COMPLETED, created_at__lt=before)
+        if since is not None:
+            expected = expected.filter(created_at__gt=since)
+        wanted = list(expected.order_by("created_at").values_list("created_at", "conversation"))
+        assert _completed_turns(session.pk, before, since) == wanted
+    assert [c[0]["content"] for _, c in _completed_turns(session.pk, before, None)] == ["ü 0", "ü 2", "ü 3"]
+    assert [c[0]["content"] for _, c in _completed_turns(session.pk, before, after)] == ["ü 2", "ü 3"]
+
+
+def test_a_new_workspaces_memory_files_are_the_ones_the_orm_reads(alice):
+    from sessions_app.host import _memory_rows, memory_files
+    from sessions_app.models import FileScope, StoredFile
+    from sessions_app.tests.factories import AgentFactory
+
+    agent, other = AgentFactory(), AgentFactory()
+    session = SessionFactory(agent=agent, principal=alice)
+
+    def stored(path, content, **where):
+        where = {"tenant_id": alice.tenant_id, "agent": agent, "scope": FileScope.DEPLOYMENT, **where}
+        StoredFile.objects.create(path=path, content=content, size=len(content), **where)
+
+    stored("/memory/b.md", b"second")
+    stored("/memory/a.md", "ü first".encode())
+    stored("/memoryless.md", b"not memory")
+    stored("/notes/memory/c.md", b"not memory either")
+    stored("/memory/c.md", b"session's", session=session, scope=FileScope.SESSION)
+    stored("/memory/d.md", b"another agent's", agent=other)
+    expected = StoredFile.objects.filter(
+        tenant_id=alice.tenant_id, agent_id=agent.pk, session_id=None, path__startswith="/memory/"
+    ).order_by("path")
+    found = _memory_rows(alice.tenant_id, agent.pk)
+    assert [(p, s, bytes(c)) for p, s, c in found] == [(f.path, f.size, bytes(f.content)) for f in expected]
+    assert memory_files(alice.tenant_id, agent.pk) == {"memory/a.md": "ü first".encode(), "memory/b.md": b"second"}
