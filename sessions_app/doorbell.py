@@ -175,7 +175,18 @@ class Watch:
     is longer than that); ``head`` is the highest index a ring announced.
     """
 
-    __slots__ = ("_beat", "_hub", "_rung", "_waiter", "head", "heartbeat", "next_index", "poll_interval", "session_id")
+    __slots__ = (
+        "_beat",
+        "_hub",
+        "_rung",
+        "_rung_anywhere",
+        "_waiter",
+        "head",
+        "heartbeat",
+        "next_index",
+        "poll_interval",
+        "session_id",
+    )
 
     def __init__(
         self, session_id: str, next_index: int = 0, *, poll_interval: float | None = None, heartbeat: bool = False
@@ -191,6 +202,8 @@ class Watch:
         self._beat = False
         # An asyncio.Event, made small: thousands of idle streams each hold one.
         self._rung = False
+        # Whether a ring since ``clear`` named no index (look anyway).
+        self._rung_anywhere = False
         self._waiter: asyncio.Future[None] | None = None
         self._hub: Doorbells | None = None
 
@@ -207,13 +220,16 @@ class Watch:
             hub.remove(self)
 
     def clear(self) -> None:
-        self._rung = False
+        self._rung = self._rung_anywhere = False
 
     async def wait(self) -> None:
         """Until a ring, or the poll, announces an index at or past ``next_index``
-        (at once if one did since ``clear``)."""
-        if self._rung:
+        (at once if one did since ``clear``). A ring heard while the stream was reading,
+        of events that read returned, does not count: ``next_index`` is past it now, and
+        another read would find nothing (the worker's commit often rings mid-read)."""
+        if self._rung and (self._rung_anywhere or self.head >= self.next_index):
             return
+        self._rung = False
         self._waiter = asyncio.get_running_loop().create_future()
         try:
             await self._waiter
@@ -237,6 +253,8 @@ class Watch:
             self.head = max(self.head, index)
             if index < self.next_index:
                 return  # already read
+        else:
+            self._rung_anywhere = True
         self._rung = True
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)

@@ -174,13 +174,17 @@ class SessionFollower:
         ``heartbeat=True``: an empty batch says it has waited a heartbeat's time."""
         try:
             await self.start()
-            if await self._ended_before_start():
-                return  # the log ended before start_index: nothing will ever follow
+            first = True
             while True:
                 # Clear before reading: the doorbell of anything committed after
                 # this read's snapshot arrives after this point and ends the wait.
                 self._watch.clear()
                 events = await self._read()
+                # Only a first read that finds nothing asks whether the log ended before
+                # start_index (then nothing will ever follow): events found there mean it did not.
+                if first and not events and await self._ended_before_start():
+                    return
+                first = False
                 read = None if events is None else len(events)
                 fresh, ended, gap = self._accept(events or [])
                 events = None  # an idle stream keeps no events while it waits

@@ -117,12 +117,14 @@ async def wait_for_outcome(session: Session, turn_id: str, wait_seconds: float) 
     try:
         while True:
             watch.clear()  # before the read: a ring for anything after it ends the wait
+            announced = watch.head
             outcome = await _turn_outcome(session, turn_id)
             left = deadline - time.monotonic()
             if outcome.settled or left <= 0:
                 return outcome
-            # Woken by rings for any index: the log is read as a whole, not followed.
-            watch.next_index = watch.head + 1
+            # Woken by a ring for any index not announced before that read (one heard
+            # during it too): the log is read as a whole, not followed.
+            watch.next_index = announced + 1
             try:
                 await asyncio.wait_for(watch.wait(), timeout=min(left, RECHECK_SECONDS))
             except TimeoutError:

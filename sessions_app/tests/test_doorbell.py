@@ -125,6 +125,46 @@ async def test_a_stream_wakes_on_its_doorbell_without_waiting_for_the_poll(alice
     await stream.close()
 
 
+async def test_a_ring_for_events_the_last_read_returned_does_not_wake_the_stream_again():
+    # The worker's commit often rings while a stream is reading what it committed: that
+    # read returned those events, so a second read would find nothing.
+    watch = doorbell.Watch("ses_ring", 0)
+    watch.clear()  # before a read
+    watch.ring(3)  # heard during the read...
+    watch.next_index = 4  # ...which returned indexes 0 to 3
+    waiting = asyncio.ensure_future(watch.wait())
+    await asyncio.sleep(0.1)
+    assert not waiting.done(), "woken for events already read"
+    watch.ring(4)  # a later commit
+    await asyncio.wait_for(waiting, WAIT)
+
+    watch.clear()
+    watch.ring(9)  # heard during a read that returned less than it announces
+    watch.next_index = 6
+    await asyncio.wait_for(watch.wait(), 0.1)  # at once: there is more to read
+
+    watch.clear()
+    watch.ring(None)  # a ring that names no index: look anyway
+    watch.next_index = 10
+    await asyncio.wait_for(watch.wait(), 0.1)
+
+
+async def test_a_stream_from_where_the_log_goes_on_reads_the_table_once(alice, platform, statements):
+    # A follow-up's stream starts at its first event: that event is there, so the log did
+    # not end before it, and there is nothing to ask about the end first.
+    platform(STREAM_POLL_SECONDS=60)
+    session = await session_with_events(alice, 3)
+    token = await token_for(alice)
+    statements.clear()
+    stream = await open_stream(session.id, token, start=1)
+    assert [r["index"] for r in await stream.records(2)] == [1, 2]
+    await asyncio.sleep(0.2)
+    with statements.lock:
+        asked_for_the_end = [sql for sql in statements.sql if "session.completed" in sql]
+    assert statements.event_reads() == 1 and asked_for_the_end == []
+    await stream.close()
+
+
 async def test_a_lost_doorbell_is_caught_by_the_shared_poll(alice, platform, statements, monkeypatch):
     platform(STREAM_POLL_SECONDS=0.3)
     session = await session_with_events(alice, 1)
