@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Field, Model
+from django.db.models.fields import AutoFieldMixin
 
 M = TypeVar("M", bound=Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -91,16 +92,19 @@ def insert(*instances: Model) -> None:
 
     Unlike ``save()``, it sends no ``pre_save``/``post_save`` signals and runs no
     ``save()`` override: callers keep the invariants those would check. Primary keys
-    must be set already (no ``RETURNING``); foreign keys between the rows are fine,
-    since the constraints are deferred to the commit.
+    must be set already, or be automatic (an ``AutoField``: the database numbers the row,
+    and since nothing is read back, no ``RETURNING``, the instance's ``pk`` stays None);
+    foreign keys between the rows are fine, since the constraints are deferred to the commit.
     """
     connection = connections[DEFAULT_DB_ALIAS]
     statements, params = [], []
     for row in instances:
-        if row.pk is None:
+        numbered = row.pk is None
+        if numbered and not isinstance(row._meta.pk, AutoFieldMixin):
             raise ValueError(f"{type(row).__name__} has no primary key yet")
-        statements.append(_insert_sql(type(row)))
-        params += [field.get_db_prep_save(field.pre_save(row, True), connection) for field in row._meta.concrete_fields]
+        fields = [field for field in row._meta.concrete_fields if not (numbered and field.primary_key)]
+        statements.append(_insert_sql(type(row), numbered))
+        params += [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
     *first, last = statements
     ahead = ", ".join(f"w{n} AS ({statement})" for n, statement in enumerate(first))
     sql = f"WITH {ahead} {last}" if first else last
@@ -111,9 +115,10 @@ def insert(*instances: Model) -> None:
 
 
 @functools.cache
-def _insert_sql(model: type[Model]) -> str:
+def _insert_sql(model: type[Model], numbered: bool = False) -> str:
+    """The INSERT of one row; ``numbered``: without the primary key, which the database gives."""
     quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
-    fields = model._meta.concrete_fields
+    fields = [field for field in model._meta.concrete_fields if not (numbered and field.primary_key)]
     names = ", ".join(quote(str(field.column)) for field in fields)
     marks = ", ".join(["%s"] * len(fields))
     # The table and column names are the model's own; the values are parameters.

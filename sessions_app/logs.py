@@ -42,7 +42,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +55,7 @@ from pythonjsonlogger.json import JsonFormatter
 
 from agent_platform import rls
 from agent_platform.request_ids import current_request_id
+from agent_platform.rows import insert
 
 if TYPE_CHECKING:
     from agents.discovery import AgentSurface
@@ -200,8 +201,11 @@ class DatabaseLogHandler(logging.Handler):
         self._writing.active = True
         try:
             # The platform's own log: a line may name another tenant, or none.
-            with rls.platform_scope(), transaction.atomic():
-                LogLine.objects.create(**fields)
+            # Written out (agent_platform.rows): an agent's tools and hooks may log on every
+            # turn. One statement commits by itself; inside a transaction, a savepoint keeps
+            # a failed line from failing the caller's transaction.
+            with rls.platform_scope(), transaction.atomic() if connection.in_atomic_block else nullcontext():
+                insert(LogLine(**fields))
         except Exception:  # noqa: BLE001 -- dropped by contract: logging never fails the caller
             return
         finally:

@@ -296,3 +296,29 @@ def test_a_new_workspaces_memory_files_are_the_ones_the_orm_reads(alice):
     found = _memory_rows(alice.tenant_id, agent.pk)
     assert [(p, s, bytes(c)) for p, s, c in found] == [(f.path, f.size, bytes(f.content)) for f in expected]
     assert memory_files(alice.tenant_id, agent.pk) == {"memory/a.md": "ü first".encode(), "memory/b.md": b"second"}
+
+
+def test_insert_lets_the_database_number_a_row_whose_key_is_automatic(alice):
+    from django.test.utils import CaptureQueriesContext
+
+    from agent_platform.rows import insert
+    from sessions_app.models import LogLine
+
+    before = LogLine.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    line = LogLine(level="INFO", logger="tools", message="ü", tenant_id=alice.tenant_id, agent_slug="weather")
+    expected = LogLine.objects.create(level="INFO", logger="tools", message="ü", tenant_id=alice.tenant_id)
+    with CaptureQueriesContext(connection) as queries:
+        insert(line)
+    assert len(queries) == 1 and line.pk is None  # nothing read back
+    written = LogLine.objects.order_by("-id").first()
+    assert written.id > expected.id > before
+    assert (written.message, written.agent_slug, written.tenant_id, written.at) == (
+        "ü",
+        "weather",
+        alice.tenant_id,
+        line.at,
+    )
+    keyless = Session(agent=SessionFactory().agent, principal=alice, tenant_id=alice.tenant_id)
+    keyless.pk = None  # a key of its own (not automatic) that is missing
+    with pytest.raises(ValueError, match="no primary key"):
+        insert(keyless)
