@@ -217,6 +217,10 @@ def start_distributed(
         "AGENTS_DIR": str(folder),
         "LOG_LEVEL": "WARNING",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        # A load test starts more sessions a minute than the default cap (1,200): the
+        # throughput and fairness floods would meet 429s (docs/quotas.md). The quota
+        # checks still run at every create; --setting may set the cap back.
+        "PLATFORM_QUOTA_SESSIONS_PER_MINUTE": "1000000",
         **slack.ENV,
         **settings,
     }
