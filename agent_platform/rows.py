@@ -41,15 +41,20 @@ def width(model: type[Model]) -> int:
 def _layout(model: type[Model]) -> tuple[list[str], list[tuple[int, Any, list[Converter]]]]:
     """The field names of a row, and for each field that needs them, its converters
     (the ones the ORM's compiler applies: the backend's, then the field's own)."""
-    connection = connections[DEFAULT_DB_ALIAS]
     names, converted = [], []
     for position, field in enumerate(model._meta.concrete_fields):
         names.append(field.attname)
-        column = field.get_col(model._meta.db_table)
-        found = [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)]
+        column, found = _field_converters(model, field)
         if found:
             converted.append((position, column, found))
     return names, converted
+
+
+def _field_converters(model: type[Model], field: Field[Any, Any]) -> tuple[Any, list[Converter]]:
+    """The field's column, and the converters the ORM's compiler applies to its values."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    column = field.get_col(model._meta.db_table)
+    return column, [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)]
 
 
 def instance(model: type[M], values: Sequence[Any]) -> M:
@@ -64,10 +69,11 @@ def instance(model: type[M], values: Sequence[Any]) -> M:
     return model.from_db(DEFAULT_DB_ALIAS, names, row)
 
 
+@functools.cache
 def converter(model: type[Model], name: str) -> Callable[[Any], Any]:
     """How a raw value of the column ``name`` becomes what the ORM gives (e.g. a JSON
     column's text decoded), for a query that selects a few columns only."""
-    column, found = _converters(model, name)
+    column, found = _field_converters(model, _field(model, name))
 
     def convert(value: Any) -> Any:
         connection = connections[DEFAULT_DB_ALIAS]
@@ -76,14 +82,6 @@ def converter(model: type[Model], name: str) -> Callable[[Any], Any]:
         return value
 
     return convert
-
-
-@functools.cache
-def _converters(model: type[Model], name: str) -> tuple[Any, list[Converter]]:
-    connection = connections[DEFAULT_DB_ALIAS]
-    field = _field(model, name)
-    column = field.get_col(model._meta.db_table)
-    return column, [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)]
 
 
 def insert(*instances: Model) -> None:
@@ -102,9 +100,8 @@ def insert(*instances: Model) -> None:
         numbered = row.pk is None
         if numbered and not isinstance(row._meta.pk, AutoFieldMixin):
             raise ValueError(f"{type(row).__name__} has no primary key yet")
-        fields = [field for field in row._meta.concrete_fields if not (numbered and field.primary_key)]
         statements.append(_insert_sql(type(row), numbered))
-        params += [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
+        params += [field.get_db_prep_save(field.pre_save(row, True), connection) for field in _inserted(row, numbered)]
     *first, last = statements
     ahead = ", ".join(f"w{n} AS ({statement})" for n, statement in enumerate(first))
     sql = f"WITH {ahead} {last}" if first else last
@@ -114,11 +111,16 @@ def insert(*instances: Model) -> None:
         row._state.adding, row._state.db = False, DEFAULT_DB_ALIAS
 
 
+def _inserted(model: type[Model] | Model, numbered: bool) -> list[Field[Any, Any]]:
+    """The columns an INSERT writes: every concrete field, less a key the database numbers."""
+    return [field for field in model._meta.concrete_fields if not (numbered and field.primary_key)]
+
+
 @functools.cache
 def _insert_sql(model: type[Model], numbered: bool = False) -> str:
     """The INSERT of one row; ``numbered``: without the primary key, which the database gives."""
     quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
-    fields = [field for field in model._meta.concrete_fields if not (numbered and field.primary_key)]
+    fields = _inserted(model, numbered)
     names = ", ".join(quote(str(field.column)) for field in fields)
     marks = ", ".join(["%s"] * len(fields))
     # The table and column names are the model's own; the values are parameters.

@@ -67,12 +67,7 @@ def find_session(agent_slug: str, session_id: str) -> Session | None:
     """
     if connection.vendor != "postgresql":
         return Session.objects.select_related("agent").filter(pk=session_id, agent__slug=agent_slug).first()
-    row = rls.found_across_tenants(lambda: _session_row(session_id, agent_slug))
-    if row is None:
-        return None
-    session = instance(Session, row[: width(Session)])
-    session.agent = instance(Agent, row[width(Session) :])
-    return session
+    return rls.found_across_tenants(lambda: _session_and_agent("s.id = %s AND a.slug = %s", session_id, agent_slug))
 
 
 def session_with_agent(session_id: str) -> Session | None:
@@ -85,8 +80,14 @@ def session_with_agent(session_id: str) -> Session | None:
     """
     if connection.vendor != "postgresql":
         return Session.objects.select_related("agent").filter(pk=session_id).first()
+    return _session_and_agent("s.id = %s", session_id)
+
+
+def _session_and_agent(where: str, *params: Any) -> Session | None:
+    """The session matching ``where`` (over ``s``, the session, and ``a``, its agent)
+    with its agent set, from one written-out query; None when none matches."""
     with connection.cursor() as cursor:
-        cursor.execute(_session_with_agent_sql(), [session_id])
+        cursor.execute(_session_and_agent_sql(where), params)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -96,28 +97,12 @@ def session_with_agent(session_id: str) -> Session | None:
 
 
 @functools.cache
-def _session_with_agent_sql() -> str:
-    return (
-        f"SELECT {columns(Session, 's')}, {columns(Agent, 'a')} "  # noqa: S608
-        f"FROM {Session._meta.db_table} s JOIN {Agent._meta.db_table} a ON a.id = s.agent_id "
-        "WHERE s.id = %s"
-    )
-
-
-def _session_row(session_id: str, agent_slug: str) -> tuple[Any, ...] | None:
-    with connection.cursor() as cursor:
-        cursor.execute(_find_session_sql(), [session_id, agent_slug])
-        row: tuple[Any, ...] | None = cursor.fetchone()
-    return row
-
-
-@functools.cache
-def _find_session_sql() -> str:
+def _session_and_agent_sql(where: str) -> str:
     # Table and column names are the models' own; the values are parameters.
     return (
         f"SELECT {columns(Session, 's')}, {columns(Agent, 'a')} "  # noqa: S608
         f"FROM {Session._meta.db_table} s JOIN {Agent._meta.db_table} a ON a.id = s.agent_id "
-        "WHERE s.id = %s AND a.slug = %s"
+        f"WHERE {where}"
     )
 
 
