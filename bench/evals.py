@@ -81,13 +81,15 @@ def bench_evals(stack: Stack, cases: int, concurrency: int, sleep: float) -> lis
             failing = next((c for c in run["cases"] if c["status"] != "passed"), None)
             raise BenchError(f"evals: run {run['status']}, {run['summary']}; first failing case: {failing}")
         # When each case's turn ran (its events' `at`), to see the concurrency used.
-        spans, waits = [], []
+        spans, waits, outside = [], [], []
         first_session = math.inf
         for case in run["cases"]:
             events = api.expect(200, "GET", f"/{EVAL_AGENT}/v1/session/{case['sessionIds'][0]}/events")["events"]
             at = {e["type"]: parse_at(e["at"]) for e in events}
             spans.append((at["turn.started"], at["turn.completed"]))
             waits.append(ms(at["turn.started"] - at["session.started"]))
+            # The case's time outside its session: starting it, and hearing its turn's end.
+            outside.append(case["durationMs"] - ms(at["turn.completed"] - at["session.started"]))
             first_session = min(first_session, at["session.started"])
     finally:
         api.close()
@@ -114,6 +116,8 @@ def bench_evals(stack: Stack, cases: int, concurrency: int, sleep: float) -> lis
         Row(f"{label}: POST -> first session.started", ms(first_session - sent), "ms"),
         Row(f"{label}: session.started -> turn.started p50", statistics.median(waits), "ms"),
         Row(f"{label}: session.started -> turn.started p95", percentile(waits, 95), "ms"),
+        Row(f"{label}: case outside its session (start, hearing the end) p50", statistics.median(outside), "ms"),
+        Row(f"{label}: case outside its session p95", percentile(outside, 95), "ms"),
         Row(f"{label}: turn.started -> turn.completed p50", statistics.median(ms(b - a) for a, b in spans), "ms"),
         Row(f"{label}: last turn.completed -> run finished", ms(finished - max(b for _, b in spans)), "ms"),
         Row(f"{label}: worker (celery) CPU per case", ms(spent.worker / cases), "ms CPU"),

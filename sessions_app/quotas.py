@@ -17,13 +17,16 @@ money budget:
   month (UTC); once it reaches the budget, new turns are refused (a budget of 0
   refuses every one).
 
-Atomicity: ``admit_turn`` runs inside the transaction that inserts the turn and takes
-the tenant row's lock first (``SELECT ... FOR NO KEY UPDATE``, which leaves the foreign
-keys of inserts pointing at the tenant unblocked), so a tenant's admissions are decided
-one at a time, each counting what the previous one committed: the caps hold under any
-concurrency. Postgres is the one place that sees every web process, and the counts are
-of rows the admission writes anyway, so nothing can drift; Redis counters would need
-their own repair when a process dies mid-request. The lock orders only one tenant's
+Atomicity: ``admit_turn`` runs inside the transaction that inserts the turn, after the
+inserts, and takes the tenant row's lock (``SELECT ... FOR NO KEY UPDATE``, which leaves
+the foreign keys of inserts pointing at the tenant unblocked) before it counts, so a
+tenant's admissions are decided one at a time, each counting what the previous one
+committed and its own rows: the caps hold under any concurrency. Taken last, the lock is
+held only for the count and the commit, not for the writes before them: one tenant's
+concurrent sessions start side by side rather than one after another. Postgres is the
+one place that sees every web process, and the counts are of rows the admission writes
+anyway, so nothing can drift; Redis counters would need their own repair when a process
+dies mid-request. The lock orders only one tenant's
 own admissions; other tenants never wait on it.
 
 Refusals are 429 ``quota_exceeded`` (or ``budget_exhausted``) with ``Retry-After``.
@@ -109,23 +112,23 @@ def enabled() -> bool:
     return bool(platform_settings.QUOTAS)
 
 
-def admit_turn(tenant_id: int, *, new_session: bool, incoming_bytes: int = 0) -> None:
-    """Admit one new turn of the tenant (and, with ``new_session``, a new session; with
-    ``incoming_bytes``, that many bytes of workspace files), or refuse it. Call it inside
-    the transaction that writes the turn, before writing it: it locks the tenant's row
-    until that transaction ends.
+def admit_turn(tenant_id: int, turn_id: str, *, new_session: str | None = None, incoming_bytes: int = 0) -> None:
+    """Admit a turn the caller has just written (with ``new_session``, the new session
+    it starts; with ``incoming_bytes``, that many bytes of workspace files it carries),
+    or refuse it. Call it inside the transaction that writes them, after the writes: it
+    locks the tenant's row until that transaction ends, and its counts include them.
 
     Raises:
         BudgetExhausted: this month's turns cost the budget already.
-        QuotaExceeded: the tenant's unended turns or this minute's new sessions are at
-            their cap.
+        QuotaExceeded: the tenant's unended turns or this minute's new sessions would
+            pass their cap.
         StorageQuotaExceeded: the files would take the tenant past its stored bytes.
     """
     if not enabled():
         return
     limits = Limits.of(lock_tenant(tenant_id))
     now = timezone.now()
-    counts = _counts(tenant_id, now, sessions=new_session, spend=limits.monthly_budget_usd is not None)
+    counts = _counts(tenant_id, now, sessions=new_session is not None, spend=limits.monthly_budget_usd is not None)
     if limits.monthly_budget_usd is not None:
         spent = counts.spent
         if spent >= limits.monthly_budget_usd:
@@ -134,15 +137,16 @@ def admit_turn(tenant_id: int, *, new_session: bool, incoming_bytes: int = 0) ->
                 "new turns are refused until the month ends or the budget is raised.",
                 retry_after=math.ceil((next_month(now) - now).total_seconds()),
             )
-    if counts.unended >= limits.running_turns:
+    # The counts include this turn and its session: over the cap, not at it, refuses.
+    if counts.unended > limits.running_turns:
         raise QuotaExceeded(
             f"This tenant has {limits.running_turns} turns running or queued, its cap; retry once one has ended.",
             retry_after=RUNNING_RETRY_SECONDS,
         )
-    if new_session and counts.recent_sessions >= limits.sessions_per_minute:
-        _refuse_session(tenant_id, limits.sessions_per_minute, now)
+    if new_session is not None and counts.recent_sessions > limits.sessions_per_minute:
+        _refuse_session(tenant_id, limits.sessions_per_minute, now, besides=new_session)
     if incoming_bytes:
-        _admit_bytes(tenant_id, limits.stored_bytes, incoming_bytes)
+        _admit_bytes(tenant_id, limits.stored_bytes, incoming_bytes, written_on=turn_id)
 
 
 @dataclass(frozen=True)
@@ -220,8 +224,9 @@ def admit_bytes(tenant_id: int, incoming_bytes: int) -> None:
         _admit_bytes(tenant_id, Limits.of(lock_tenant(tenant_id)).stored_bytes, incoming_bytes)
 
 
-def _admit_bytes(tenant_id: int, cap: int, incoming: int) -> None:
-    stored = stored_bytes(tenant_id)
+def _admit_bytes(tenant_id: int, cap: int, incoming: int, written_on: str | None = None) -> None:
+    """``written_on``: the turn already written with the incoming bytes (not counted twice)."""
+    stored = stored_bytes(tenant_id, besides_turn=written_on)
     if stored + incoming > cap:
         raise StorageQuotaExceeded(
             f"This tenant stores {stored} bytes of its {cap}; {incoming} more would pass the cap. "
@@ -230,14 +235,16 @@ def _admit_bytes(tenant_id: int, cap: int, incoming: int) -> None:
         )
 
 
-def stored_bytes(tenant_id: int) -> int:
+def stored_bytes(tenant_id: int, besides_turn: str | None = None) -> int:
     """What the tenant stores: workspace files sent with messages, key-value entries,
-    files and inline artifact content (larger artifacts are files)."""
+    files and inline artifact content (larger artifacts are files); ``besides_turn``
+    leaves that turn's files out."""
     as_text = functools.partial(Cast, output_field=TextField())
+    turns = Turn.objects.filter(session__tenant_id=tenant_id).exclude(attachments={})
+    if besides_turn is not None:
+        turns = turns.exclude(pk=besides_turn)
     parts = [
-        Turn.objects.filter(session__tenant_id=tenant_id)
-        .exclude(attachments={})
-        .aggregate(n=Sum(Length(as_text("attachments")))),
+        turns.aggregate(n=Sum(Length(as_text("attachments")))),
         KVEntry.objects.filter(tenant_id=tenant_id).aggregate(n=Sum(Length(as_text("value")))),
         StoredFile.objects.filter(tenant_id=tenant_id).aggregate(n=Sum("size")),
         Artifact.objects.filter(tenant_id=tenant_id).aggregate(n=Sum(Length("content"))),
@@ -245,9 +252,10 @@ def stored_bytes(tenant_id: int) -> int:
     return sum(int(part["n"] or 0) for part in parts)
 
 
-def _refuse_session(tenant_id: int, cap: int, now: datetime) -> NoReturn:
-    """Refuse a new session; room comes back when the cap-th newest leaves the window."""
-    recent = Session.objects.filter(tenant_id=tenant_id, created_at__gt=now - SESSION_WINDOW)
+def _refuse_session(tenant_id: int, cap: int, now: datetime, besides: str) -> NoReturn:
+    """Refuse a new session (``besides``, written already); room comes back when the
+    cap-th newest of the others leaves the window."""
+    recent = Session.objects.filter(tenant_id=tenant_id, created_at__gt=now - SESSION_WINDOW).exclude(pk=besides)
     newest = list(recent.order_by("-created_at").values_list("created_at", flat=True)[cap - 1 : cap])
     leaves = (newest[0] if newest else now) + SESSION_WINDOW
     raise QuotaExceeded(

@@ -161,7 +161,6 @@ def start_session(
     """
     files = clean_files(files)
     with transaction.atomic():
-        quotas.admit_turn(principal.tenant_id, new_session=True, incoming_bytes=files_size(files))
         session = Session(
             agent=agent,
             # A deployed agent's session runs on the revision active now, to its end.
@@ -202,6 +201,8 @@ def start_session(
                 _message_event(message, turn, files),
             ],
         )
+        # Admitted last: the tenant's lock is then held only for the counts and the commit.
+        quotas.admit_turn(principal.tenant_id, turn.pk, new_session=session.pk, incoming_bytes=files_size(files))
         # A new session has no other turn that could be running: hand this one out.
         transaction.on_commit(lambda: enqueue_turn(turn.pk, session.tenant_id))
     count_session(surface, purpose)
@@ -257,17 +258,20 @@ def continue_session(
         if active and admission == Admission.REJECT:
             raise SessionBusy("A turn is running; retry later or use another admission policy.")
         queued = [turn for turn in active if turn.status == TurnStatus.QUEUED]
-        if active and admission == Admission.COALESCE and queued and queued[-1].admission == Admission.COALESCE:
+        coalesced = bool(queued) and admission == Admission.COALESCE and queued[-1].admission == Admission.COALESCE
+        if coalesced:
             turn = queued[-1]
             quotas.admit_bytes(session.tenant_id, files_size(files))
             turn.message = f"{turn.message}\n\n{message}"
             turn.attachments = {**turn.attachments, **files}
             turn.save(update_fields=["message", "attachments"])
         else:
-            quotas.admit_turn(session.tenant_id, new_session=False, incoming_bytes=files_size(files))
             turn = Turn(session=session, message=message, admission=admission, attachments=files)
             _insert_new(turn)
         append_events(session.pk, [_message_event(message, turn, files, extra)])
+        if not coalesced:
+            # A new turn, admitted once written: the tenant's lock is held from here on only.
+            quotas.admit_turn(session.tenant_id, turn.pk, incoming_bytes=files_size(files))
         if admission == Admission.PREEMPT:
             _interrupt([t for t in active if t.pk != turn.pk])
         session.status, session.continuation_token = SessionStatus.RUNNING, token

@@ -14,6 +14,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app.models import Session, Turn, TurnStatus
+from sessions_app.quotas import _LOCK_SQL
+
+TENANT_LOCK = " ".join(_LOCK_SQL.split())[:60]
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -51,10 +54,12 @@ def statements(call):
 def test_a_create_is_five_statements_and_a_transaction(client):
     response, sent = statements(lambda: client.post("/weather/v1/session", {"message": "hi"}, format="json"))
     assert response.status_code == 201, response.content
-    # The agent; the tenant's lock and its quota counts (sessions_app.quotas: two statements,
-    # as a count made in the lock's statement would not see what committed while it waited);
-    # the session with its first turn; its first events (the indexes reserved in the same statement).
+    # The agent; the session with its first turn; its first events (the indexes reserved in
+    # the same statement); the tenant's lock and its quota counts (sessions_app.quotas: two
+    # statements, as a count made in the lock's statement would not see what committed while
+    # it waited), last: the lock is held only for the counts and the commit.
     assert len(sent) == 7 and sent[1] == "BEGIN" and sent[-1] == "COMMIT", sent
+    assert sent[-3] == TENANT_LOCK, sent
 
 
 def test_a_follow_up_is_seven_statements_and_a_transaction(client):
@@ -63,9 +68,10 @@ def test_a_follow_up_is_seven_statements_and_a_transaction(client):
     url = f"/weather/v1/session/{session_id}"
     response, sent = statements(lambda: client.post(url, {"message": "more"}, format="json"))
     assert response.status_code == 202, response.content
-    # The session with its agent; the lock and token rotation; the active turns; the
-    # tenant's lock and its quota counts; the new turn; its message event.
+    # The session with its agent; the lock and token rotation; the active turns; the new
+    # turn; its message event; the tenant's lock and its quota counts, last.
     assert len(sent) == 9 and sent[1] == "BEGIN" and sent[-1] == "COMMIT", sent
+    assert sent[-3] == TENANT_LOCK, sent
     assert Session.objects.get(pk=session_id).continuation_token == response.json()["continuationToken"]
 
 
