@@ -13,7 +13,11 @@ on a long-lived thread of ``REQUEST_THREADS``; the event loop only reads the bod
 sends the response. At most ``PLATFORM["REQUEST_SLOTS"]`` requests do that at once, and
 one tenant (known by its bearer token) at most its share of them
 (``REQUEST_TENANT_SHARE``): a tenant sending many requests at once waits for its own
-earlier ones, and another tenant's request goes in beside them.
+earlier ones, and another tenant's request goes in beside them. Of those, only
+``REQUEST_RUNNING`` run at a time, by the same share (the event streams' reads take the
+same places): threads beyond that only share the one interpreter lock, and a newcomer's
+request would wait for each of them at every step of its own. One still running after
+``REQUEST_STEP_ASIDE_SECONDS`` is waiting on something, and gives its place back.
 
 A streamed response (an event stream) keeps no thread either: its database connection
 is given back before it starts streaming, and the bit of synchronous work left at its
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 from asgiref.sync import SyncToAsync, sync_to_async
@@ -50,6 +55,7 @@ MAX_REQUEST_THREADS = 64
 REQUEST_THREADS = ThreadPoolExecutor(max_workers=MAX_REQUEST_THREADS, thread_name_prefix="request")
 
 _request_slots: FairSlots | None = None
+_running_slots: FairSlots | None = None
 
 
 def whose_request(scope: dict[str, Any]) -> Hashable:
@@ -70,6 +76,18 @@ def request_slots() -> FairSlots:
     if _request_slots is None:
         _request_slots = FairSlots(platform_settings.REQUEST_SLOTS, platform_settings.REQUEST_TENANT_SHARE, capped=True)
     return _request_slots
+
+
+def running_slot(whose: Hashable) -> AbstractAsyncContextManager[None]:
+    """A place among the process's running slots (``PLATFORM["REQUEST_RUNNING"]``), for
+    a request's synchronous part or a stream's read: how many run at once, tenants in
+    turn. One still running after ``REQUEST_STEP_ASIDE_SECONDS`` is waiting on
+    something, and gives its place to the next."""
+    global _running_slots  # one per process, made on first use (settings are read by then)
+    if _running_slots is None:
+        running, share = platform_settings.REQUEST_RUNNING, platform_settings.REQUEST_TENANT_SHARE
+        _running_slots = FairSlots(running, share, capped=True)
+    return _running_slots.slot(whose, platform_settings.REQUEST_STEP_ASIDE_SECONDS)
 
 
 def release_request_thread() -> None:
@@ -126,8 +144,11 @@ class StreamingASGIHandler(ASGIHandler):
             return
 
         async def process_request() -> HttpResponseBase:
-            # One tenant's many requests wait for its earlier ones, not everyone's.
-            async with request_slots().slot(whose_request(scope)):
+            # One tenant's many requests wait for its earlier ones, not everyone's; of those
+            # let in, a few run at once (more would only share one interpreter lock, and a
+            # newcomer's request would wait for each of them at every step), tenants in turn.
+            whose = whose_request(scope)
+            async with request_slots().slot(whose), running_slot(whose):
                 response = await on_request_thread(self.respond, request, scope)
             if response.streaming:
                 release_request_thread()

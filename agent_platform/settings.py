@@ -380,6 +380,11 @@ PLATFORM = {
     # for its earlier ones while other tenants' go in.
     "REQUEST_SLOTS": env_int("PLATFORM_REQUEST_SLOTS", 32, minimum=1),
     "REQUEST_TENANT_SHARE": env_float("PLATFORM_REQUEST_TENANT_SHARE", 0.5, minimum=0.01, maximum=1.0),
+    # Of those, how many run at once, tenants served in turn (more would only share the
+    # process's one interpreter lock); one running longer than REQUEST_STEP_ASIDE_SECONDS
+    # is waiting on something, and gives its place to the next.
+    "REQUEST_RUNNING": env_int("PLATFORM_REQUEST_RUNNING", 2, minimum=1),
+    "REQUEST_STEP_ASIDE_SECONDS": env_float("PLATFORM_REQUEST_STEP_ASIDE_SECONDS", 0.5, minimum=0.001, maximum=60.0),
     # The tenant owning the sessions that packs, schedules and outbound sources start on a
     # shared AGENTS_DIR agent (which has no tenant of its own).
     "SHARED_AGENTS_TENANT": env_str("PLATFORM_SHARED_AGENTS_TENANT") or "local",

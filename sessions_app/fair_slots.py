@@ -41,12 +41,26 @@ class FairSlots:
         self._waiting: OrderedDict[Hashable, deque[asyncio.Future[None]]] = OrderedDict()
 
     @asynccontextmanager
-    async def slot(self, tenant: Hashable) -> AsyncIterator[None]:
+    async def slot(self, tenant: Hashable, step_aside: float | None = None) -> AsyncIterator[None]:
+        """A slot while inside. With ``step_aside`` (seconds), work still inside after
+        that long gives its slot back and goes on without one: for slots that bound the
+        work running at once, where work that takes that long is waiting on something."""
         await self.acquire(tenant)
+        held = True
+
+        def give_back() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self.release(tenant)
+
+        timer = asyncio.get_running_loop().call_later(step_aside, give_back) if step_aside is not None else None
         try:
             yield
         finally:
-            self.release(tenant)
+            if timer is not None:
+                timer.cancel()
+            give_back()
 
     async def acquire(self, tenant: Hashable) -> None:
         if not self._waiting and self._in_use < self.capacity and self._may_take(tenant):

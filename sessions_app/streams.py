@@ -28,10 +28,13 @@ later.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
+from typing import Any
 
 from django.db import InterfaceError, OperationalError
 
@@ -74,7 +77,7 @@ class SessionFollower:
     are waiting; ``caught_up`` turns true once a read has reached the end of the log.
     """
 
-    __slots__ = ("_read_head", "_started", "_watch", "batch", "caught_up", "next_index", "session_id")
+    __slots__ = ("_gate", "_read_head", "_started", "_watch", "batch", "caught_up", "next_index", "session_id")
 
     def __init__(
         self,
@@ -84,6 +87,7 @@ class SessionFollower:
         batch: int | None = None,
         poll_interval: float | None = None,
         heartbeat: bool = False,
+        gate: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         if start_index < 0:
             raise ValueError("start_index must be non-negative")
@@ -98,6 +102,9 @@ class SessionFollower:
         # while it waits for events.
         self._watch = doorbell.Watch(session_id, start_index, poll_interval=poll_interval, heartbeat=heartbeat)
         self._started = False
+        # gate: what each read of the table waits for first (a web process's running slots:
+        # a stream's reads take turns with requests, tenant by tenant).
+        self._gate = gate or contextlib.nullcontext
 
     @property
     def head(self) -> int:
@@ -134,7 +141,8 @@ class SessionFollower:
     async def _read(self) -> list[Event] | None:
         """The next batch from the table; None while the database is unreachable."""
         try:
-            return await _read_events(self.session_id, self.next_index, self.batch)
+            async with self._gate():
+                return await _read_events(self.session_id, self.next_index, self.batch)
         except (OperationalError, InterfaceError) as error:
             logger.warning("stream of %s cannot read the log yet: %s", self.session_id, error)
             return None
@@ -143,7 +151,8 @@ class SessionFollower:
         if self.next_index == 0:
             return False
         try:
-            return await _read_terminal_before(self.session_id, self.next_index)
+            async with self._gate():
+                return await _read_terminal_before(self.session_id, self.next_index)
         except (OperationalError, InterfaceError):
             return False
 

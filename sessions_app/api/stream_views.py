@@ -31,8 +31,10 @@ through Django.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Hashable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -47,6 +49,7 @@ from agent_platform import rls
 from agent_platform.auth import caller
 from agent_platform.body_limit import ASGIApp, Message, Receive, Scope, Send
 from agent_platform.errors import ApiError
+from agent_platform.handlers import running_slot, whose_request
 from agents.events import EventType
 from sessions_app import stream_quota
 from sessions_app.api.base import NON_NEGATIVE_INT, SessionView, non_negative_int
@@ -95,14 +98,20 @@ def _encode(batch: list[Event], form: Format) -> bytes:
 
 
 async def stream_chunks(
-    session_id: str, start_index: int, slot: StreamSlot, form: Format = "ndjson", heartbeat: bool = False
+    session_id: str,
+    start_index: int,
+    slot: StreamSlot,
+    form: Format = "ndjson",
+    heartbeat: bool = False,
+    gate: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
 ) -> AsyncIterator[bytes]:
     """Each event from ``start_index`` on, as one line of JSON or one SSE event, until the
     session ends; the events of one read of the table go out in one chunk, and with
     ``heartbeat`` an idle stream sends ``HEARTBEATS[form]`` every STREAM_HEARTBEAT_SECONDS.
     ``slot`` is the stream's place in its tenant's open-streams quota, given back when the
-    stream ends."""
-    async with stream_quota.holding(slot), SessionFollower(session_id, start_index, heartbeat=heartbeat) as follower:
+    stream ends; ``gate``, what each read waits for first (``SessionFollower``)."""
+    follower = SessionFollower(session_id, start_index, heartbeat=heartbeat, gate=gate)
+    async with stream_quota.holding(slot), follower:
         async for batch in follower.batches():
             yield _encode(batch, form)  # not kept in a local: the generator holds no chunk while idle
 
@@ -135,13 +144,15 @@ async def _cancel_on_disconnect(receive: Receive, serving: asyncio.Task[Any]) ->
     serving.cancel()
 
 
-async def _serve(handoff: Handoff, receive: Receive, send: Send) -> None:
+async def _serve(handoff: Handoff, whose: Hashable, receive: Receive, send: Send) -> None:
     """The stream's events, sent from this task until the session ends or the client
-    goes away (one small task waits for the disconnect and cancels this one)."""
+    goes away (one small task waits for the disconnect and cancels this one). Its reads
+    take the web process's running slots as ``whose`` (its caller), as requests do."""
     serving = asyncio.current_task()
     assert serving is not None and handoff.session_id is not None and handoff.slot is not None
     session_id = handoff.session_id
-    chunks = stream_chunks(session_id, handoff.start_index, handoff.slot, handoff.form, handoff.heartbeat)
+    gate = functools.partial(running_slot, whose)
+    chunks = stream_chunks(session_id, handoff.start_index, handoff.slot, handoff.form, handoff.heartbeat, gate)
     watcher = asyncio.ensure_future(_cancel_on_disconnect(receive, serving))
     try:
         if handoff.heartbeat:
@@ -190,10 +201,11 @@ def detached_streams(app: ASGIApp) -> ASGIApp:
             await send(message)
 
         await app({**scope, DETACHED: handoff}, django_receive, django_send)
+        whose = whose_request(scope)
         del scope, django_receive, django_send  # not held while the stream is open
         if taken and not gone and handoff.session_id is not None and handoff.slot is not None:
             with rls.scope_of(handoff.scope):
-                await _serve(handoff, receive, send)
+                await _serve(handoff, whose, receive, send)
         elif handoff.slot is not None:
             await asyncio.to_thread(stream_quota.release, handoff.slot)  # the stream never started
 

@@ -164,3 +164,54 @@ def test_a_slot_granted_as_its_waiter_is_cancelled_is_given_back() -> None:
 def test_capacity_must_be_positive() -> None:
     with pytest.raises(ValueError):
         FairSlots(capacity=0, share=0.5)
+
+
+def test_work_that_outstays_step_aside_gives_its_slot_to_the_next() -> None:
+    # A web request's running slot: one still running after ``step_aside`` is waiting on
+    # something (a slow query, a long wait), so it stops counting and the next goes in.
+    async def scenario() -> tuple[list[str], int]:
+        slots = FairSlots(capacity=1, share=1.0, capped=True)
+        granted: list[str] = []
+        let_go = asyncio.Event()
+
+        async def slow() -> None:
+            async with slots.slot("a", step_aside=0.05):
+                granted.append("slow")
+                await let_go.wait()
+
+        async def quick(name: str) -> None:
+            async with slots.slot("b", step_aside=0.05):
+                granted.append(name)
+
+        holder = asyncio.ensure_future(slow())
+        await settle()
+        waiter = asyncio.ensure_future(quick("b0"))
+        await settle()
+        assert granted == ["slow"]  # b0 waits while the slow one may still be running
+        await asyncio.wait_for(waiter, 1.0)  # ... until it steps aside
+        let_go.set()
+        await holder
+        await quick("b1")  # the slot stepped aside from is not given back twice
+        return granted, slots.waiting
+
+    granted, waiting = asyncio.run(scenario())
+    assert granted == ["slow", "b0", "b1"] and waiting == 0
+
+
+def test_work_done_before_step_aside_gives_its_slot_back_once() -> None:
+    async def scenario() -> list[str]:
+        slots = FairSlots(capacity=1, share=1.0, capped=True)
+        r = Recorder(slots)
+        async with slots.slot("a", step_aside=0.01):
+            r.ask("b", "b0")
+            await settle()
+            assert r.granted == []
+        await settle()
+        await asyncio.sleep(0.03)  # past the step-aside time: nothing more is released
+        r.ask("c", "c0")
+        await settle()
+        granted = list(r.granted)
+        await r.finish_all()
+        return granted
+
+    assert asyncio.run(scenario()) == ["b0"]
