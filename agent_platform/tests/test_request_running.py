@@ -1,0 +1,95 @@
+"""A web process runs few requests at once, one tenant's at most its share of them,
+tenants in turn (``PLATFORM_REQUEST_RUNNING``, ``agent_platform.handlers``), and a
+request still running after ``PLATFORM_REQUEST_STEP_ASIDE_SECONDS`` gives its place back.
+
+Driven over a real daphne: tenant A's request that waits (an idempotent retry whose first
+attempt never finishes: it polls for ten seconds, then answers 409) holds A's one running
+place until it steps aside; tenant B's request goes in beside it at once, and A's own next
+request waits for the step-aside, not for the ten seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+from django.db import connection
+
+from agent_platform.tests.daphne import Daphne, serve
+from agent_platform.tests.factories import PrincipalFactory, TenantFactory, issue_token
+from sessions_app.api.idempotency import PENDING
+from sessions_app.models import IdempotencyRecord
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+STEP_ASIDE = 1.0
+START = "/weather/v1/session"
+BODY = {"message": "hi"}
+
+
+@pytest.fixture
+def server(live_agents_dir, tmp_path_factory, transactional_db) -> Iterator[Daphne]:
+    if connection.vendor != "postgresql":
+        pytest.skip("daphne serves the Postgres test database")
+    env = {
+        "AGENTS_DIR": str(live_agents_dir),
+        "PLATFORM_DEV": "0",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "PLATFORM_REQUEST_RUNNING": "2",  # the default: one tenant runs one request at a time
+        "PLATFORM_REQUEST_STEP_ASIDE_SECONDS": str(STEP_ASIDE),
+    }
+    yield from serve(tmp_path_factory, env)
+
+
+def _digest(method: str, path: str, body: dict[str, Any]) -> str:
+    """As the platform digests a request for its idempotency key (``sessions_app.api.idempotency``)."""
+    text = json.dumps(body, sort_keys=True, default=str)
+    return hashlib.sha256(f"{method} {path}\n{text}".encode()).hexdigest()
+
+
+def test_another_tenants_request_goes_in_beside_a_waiting_one_and_the_tenants_own_waits_for_its_step_aside(
+    server,
+):
+    alice = PrincipalFactory(tenant=TenantFactory(slug="acme"), name="alice")
+    mallory = PrincipalFactory(tenant=TenantFactory(slug="umbrella"), name="mallory")
+    # A first attempt that never finishes: a retry with its key waits for it.
+    IdempotencyRecord.objects.create(
+        principal=alice, key="held", request_hash=_digest("POST", START, BODY), status_code=PENDING, response={}
+    )
+    tokens = {"alice": issue_token(alice), "mallory": issue_token(mallory)}
+    finished: list[str] = []
+    lock = threading.Lock()
+
+    def request(who: str, method: str, path: str, **kwargs: Any) -> int:
+        headers = {"Authorization": f"Bearer {tokens[who]}", **kwargs.pop("headers", {})}
+        response = httpx.request(method, server.url + path, headers=headers, timeout=30, **kwargs)
+        with lock:
+            finished.append(f"{who} {method} {path}")
+        return response.status_code
+
+    # Each token's first request looks it up (later ones know the tenant without the database).
+    assert request("alice", "GET", "/api/v1/me") == 200
+    assert request("mallory", "GET", "/api/v1/me") == 200
+    finished.clear()
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        waiting = pool.submit(request, "alice", "POST", START, json=BODY, headers={"Idempotency-Key": "held"})
+        time.sleep(STEP_ASIDE / 3)  # it has its running place (well before it steps aside)
+        alices_next = pool.submit(request, "alice", "GET", "/api/v1/me")
+        time.sleep(STEP_ASIDE / 10)  # after alice's, so that alice's would finish first if let in
+        mallorys = pool.submit(request, "mallory", "GET", "/api/v1/me")
+        assert mallorys.result() == 200 and alices_next.result() == 200
+        assert waiting.result() == 409  # the first attempt never finished
+
+    assert finished == [
+        "mallory GET /api/v1/me",  # beside alice's waiting request, without waiting
+        "alice GET /api/v1/me",  # once the waiting one stepped aside
+        f"alice POST {START}",  # ten seconds of waiting later
+    ]
