@@ -87,6 +87,11 @@ def running_slot(whose: Hashable) -> AbstractAsyncContextManager[None]:
     if _running_slots is None:
         running, share = platform_settings.REQUEST_RUNNING, platform_settings.REQUEST_TENANT_SHARE
         _running_slots = FairSlots(running, share, capped=True)
+    if not (isinstance(whose, tuple) and whose[0] == "tenant"):
+        # Of no known tenant (a signed-in browser, a token's first request): each counts
+        # alone here. Behind a proxy they all come from one address, which must not hold
+        # them to one at a time; the request slots already bound how many an address has in.
+        whose = object()
     return _running_slots.slot(whose, platform_settings.REQUEST_STEP_ASIDE_SECONDS)
 
 

@@ -10,6 +10,7 @@ request waits for the step-aside, not for the ten seconds.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -22,6 +23,7 @@ import httpx
 import pytest
 from django.db import connection
 
+from agent_platform import handlers
 from agent_platform.tests.daphne import Daphne, serve
 from agent_platform.tests.factories import PrincipalFactory, TenantFactory, issue_token
 from sessions_app.api.idempotency import PENDING
@@ -93,3 +95,24 @@ def test_another_tenants_request_goes_in_beside_a_waiting_one_and_the_tenants_ow
         "alice GET /api/v1/me",  # once the waiting one stepped aside
         f"alice POST {START}",  # ten seconds of waiting later
     ]
+
+
+def test_requests_of_no_known_tenant_are_not_held_to_one_at_a_time_by_their_address(monkeypatch, settings):
+    # Signed-in browsers behind a proxy all come from the proxy's address: they must not
+    # run one at a time as if they were one tenant.
+    settings.PLATFORM = {**settings.PLATFORM, "REQUEST_RUNNING": 2, "REQUEST_TENANT_SHARE": 0.5}
+    monkeypatch.setattr(handlers, "_running_slots", None)
+
+    async def entered_at_once(whose: tuple[str, Any]) -> int:
+        first, second = handlers.running_slot(whose), handlers.running_slot(whose)
+        await first.__aenter__()
+        try:
+            await asyncio.wait_for(second.__aenter__(), 0.2)
+        except TimeoutError:
+            return 1
+        await second.__aexit__(None, None, None)
+        return 2  # the first is left held: each case makes slots of its own
+
+    assert asyncio.run(entered_at_once(("address", "10.0.0.1"))) == 2
+    monkeypatch.setattr(handlers, "_running_slots", None)
+    assert asyncio.run(entered_at_once(("tenant", 1))) == 1  # a tenant's share: one at a time
