@@ -101,7 +101,8 @@ def insert(*instances: Model) -> None:
         if numbered and not isinstance(row._meta.pk, AutoFieldMixin):
             raise ValueError(f"{type(row).__name__} has no primary key yet")
         statements.append(_insert_sql(type(row), numbered))
-        params += [field.get_db_prep_save(field.pre_save(row, True), connection) for field in _inserted(row, numbered)]
+        fields = _inserted(type(row), numbered)
+        params += [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
     *first, last = statements
     ahead = ", ".join(f"w{n} AS ({statement})" for n, statement in enumerate(first))
     sql = f"WITH {ahead} {last}" if first else last
@@ -111,9 +112,10 @@ def insert(*instances: Model) -> None:
         row._state.adding, row._state.db = False, DEFAULT_DB_ALIAS
 
 
-def _inserted(model: type[Model] | Model, numbered: bool) -> list[Field[Any, Any]]:
+@functools.cache
+def _inserted(model: type[Model], numbered: bool) -> tuple[Field[Any, Any], ...]:
     """The columns an INSERT writes: every concrete field, less a key the database numbers."""
-    return [field for field in model._meta.concrete_fields if not (numbered and field.primary_key)]
+    return tuple(field for field in model._meta.concrete_fields if not (numbered and field.primary_key))
 
 
 @functools.cache

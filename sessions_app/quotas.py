@@ -26,8 +26,8 @@ held only for the count and the commit, not for the writes before them: one tena
 concurrent sessions start side by side rather than one after another. Postgres is the
 one place that sees every web process, and the counts are of rows the admission writes
 anyway, so nothing can drift; Redis counters would need their own repair when a process
-dies mid-request. The lock orders only one tenant's
-own admissions; other tenants never wait on it.
+dies mid-request. The lock orders only one tenant's own admissions; other tenants never
+wait on it.
 
 Refusals are 429 ``quota_exceeded`` (or ``budget_exhausted``) with ``Retry-After``.
 """

@@ -201,9 +201,10 @@ def detached_streams(app: ASGIApp) -> ASGIApp:
             await send(message)
 
         await app({**scope, DETACHED: handoff}, django_receive, django_send)
-        whose = whose_request(scope)
+        serving = taken and not gone and handoff.session_id is not None and handoff.slot is not None
+        whose = whose_request(scope) if serving else None  # only a stream needs it, not every request
         del scope, django_receive, django_send  # not held while the stream is open
-        if taken and not gone and handoff.session_id is not None and handoff.slot is not None:
+        if serving:
             with rls.scope_of(handoff.scope):
                 await _serve(handoff, whose, receive, send)
         elif handoff.slot is not None:
