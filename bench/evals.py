@@ -3,8 +3,9 @@
 An agent with N one-turn cases (100; each ``t.send("/sleep S\\nok")``, a model that takes
 S seconds, 1 by default) and ``max_concurrency=C`` (20) is generated into the run's
 temporary AGENTS_DIR, then run as users run it: ``POST /<slug>/v1/dev/evals/runs``, one
-Celery task on the schedules queue driving the cases, each case's turn on the turn
-workers, the run polled with ``GET .../runs/<id>`` until it is no longer running.
+Celery task on the schedules queue driving the cases (in the schedules worker, a process
+of its own as compose runs it), each case's turn on the turns' worker, the run polled
+with ``GET .../runs/<id>`` until it is no longer running.
 
 The ideal is ``ceil(N / C) * S`` (5 s for 100 cases, 20 at once, 1 s each): what is
 above it is the platform's.
@@ -16,9 +17,10 @@ import math
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
-from harness import TIMEOUT, BenchError, parse_at
-from meters import ServerCpu
+from harness import TIMEOUT, Api, BenchError, parse_at
+from meters import ServerCpu, tree_cpu_seconds
 from table import Row, ms, percentile
 from turns import Stack
 
@@ -59,6 +61,18 @@ def _most_at_once(spans: list[tuple[float, float]]) -> int:
     return most
 
 
+def _run_to_end(api: Api, root: str, body: dict[str, Any], within: float) -> dict[str, Any]:
+    """Start a run and poll it (every 50 ms) until it is no longer running."""
+    run = api.expect(202, "POST", f"{root}/runs", body)
+    deadline = time.monotonic() + within
+    while run["status"] == "running":
+        if time.monotonic() > deadline:
+            raise BenchError(f"evals: run still running after {within:.0f} s")
+        time.sleep(0.05)
+        run = api.expect(200, "GET", f"{root}/runs/{run['runId']}")
+    return run
+
+
 def bench_evals(stack: Stack, cases: int, concurrency: int, sleep: float) -> list[Row]:
     """One run of every case of the generated agent, from the POST to its end."""
     api = stack.api()
@@ -67,16 +81,17 @@ def bench_evals(stack: Stack, cases: int, concurrency: int, sleep: float) -> lis
         listed = api.expect(200, "GET", root)
         if len(listed["datapoints"]) != cases:
             raise BenchError(f"evals: {len(listed['datapoints'])} cases listed, {cases} generated")
+        # The schedules worker meets the agent on its first run (discovers it, imports its
+        # cases, opens its connections): start-up cost, as the turns' warm-up is.
+        _run_to_end(api, root, {"filterIds": [listed["datapoints"][0]["id"]]}, TIMEOUT + sleep)
+        driver = stack.schedules_worker  # the process the run's task runs in
+        assert driver is not None, "the stack has no schedules worker"
+        driver_before = tree_cpu_seconds(driver.pid)
         with ServerCpu(stack.web.pid, stack.worker.pid, stack.database) as cpu:
             sent = time.time()
-            run = api.expect(202, "POST", f"{root}/runs", {})
-            deadline = time.monotonic() + TIMEOUT + cases * sleep  # generous: one case at a time
-            while run["status"] == "running":
-                if time.monotonic() > deadline:
-                    raise BenchError(f"evals: run still running after {time.monotonic() - deadline + TIMEOUT:.0f} s")
-                time.sleep(0.05)
-                run = api.expect(200, "GET", f"{root}/runs/{run['runId']}")
+            run = _run_to_end(api, root, {}, TIMEOUT + cases * sleep)  # generous: one case at a time
             polled = time.time()
+        driver_cpu = tree_cpu_seconds(driver.pid) - driver_before
         if run["status"] != "completed" or run["summary"]["passed"] != cases:
             failing = next((c for c in run["cases"] if c["status"] != "passed"), None)
             raise BenchError(f"evals: run {run['status']}, {run['summary']}; first failing case: {failing}")
@@ -120,7 +135,9 @@ def bench_evals(stack: Stack, cases: int, concurrency: int, sleep: float) -> lis
         Row(f"{label}: case outside its session p95", percentile(outside, 95), "ms"),
         Row(f"{label}: turn.started -> turn.completed p50", statistics.median(ms(b - a) for a, b in spans), "ms"),
         Row(f"{label}: last turn.completed -> run finished", ms(finished - max(b for _, b in spans)), "ms"),
-        Row(f"{label}: worker (celery) CPU per case", ms(spent.worker / cases), "ms CPU"),
+        Row(f"{label}: turns' worker (celery) CPU per case", ms(spent.worker / cases), "ms CPU"),
+        # Starting each case's session (the web's work for an HTTP session), following it, recording it.
+        Row(f"{label}: run's driver (schedules worker) CPU per case", ms(driver_cpu / cases), "ms CPU"),
         Row(f"{label}: Postgres CPU per case", ms(spent.postgres / cases), "ms CPU"),
         # Most of it is this client's polls of the run (GET .../runs/<id> every 50 ms).
         Row(f"{label}: web (daphne) CPU per case", ms(spent.web / cases), "ms CPU"),

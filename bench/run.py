@@ -186,8 +186,9 @@ def agents_dir(work: Path, sizes: Sizes) -> tuple[Path, int]:
 
 
 def worker_argv(extra: str, queue: str) -> list[str]:
-    """The worker as users start it, ``celery -A agent_platform worker`` (pool and concurrency
-    from the settings), then ``extra`` (``--worker-args``, shell words; ``{queue}`` in them
+    """The turns' worker as compose starts it, ``celery -A agent_platform worker -X
+    <queue>.schedules`` (pool and concurrency from the settings, every queue but the
+    schedules one), then ``extra`` (``--worker-args``, shell words; ``{queue}`` in them
     is this run's queue name, for ``-Q {queue}``).
 
     The queue reaches the worker through ``PLATFORM_TASK_QUEUE`` in its environment, not
@@ -195,7 +196,16 @@ def worker_argv(extra: str, queue: str) -> list[str]:
     of them when there are several, where ``-Q`` would narrow it to the ones listed.
     """
     words = [word.replace("{queue}", queue) for word in shlex.split(extra)]
-    return [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", *words]
+    return [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "-X", schedules_queue(queue), *words]
+
+
+def schedules_worker_argv(queue: str) -> list[str]:
+    """The worker of schedules and eval runs, as compose's ``schedules-worker``."""
+    return [PYTHON, "-m", "celery", "-A", "agent_platform", "worker", "-Q", schedules_queue(queue)]
+
+
+def schedules_queue(prefix: str) -> str:
+    return f"{prefix}.schedules"  # sessions_app.queues.queue_name (the bench imports no project code)
 
 
 def start_distributed(
@@ -238,6 +248,7 @@ def start_distributed(
     web = processes.start("daphne", daphne, env)
     command = worker_argv(worker_args, queue)
     celery = processes.start("celery", command, env)
+    schedules_worker = processes.start("celery-schedules", schedules_worker_argv(queue), env)
     wait_healthy(port, web)
     return Stack(
         port,
@@ -246,6 +257,7 @@ def start_distributed(
         celery,
         database,
         database_url,
+        schedules_worker=schedules_worker,
         other_token=tokens[1],
         worker_command=command,
         slack_token=slack_token,

@@ -25,7 +25,7 @@ def sessions(agent: str) -> str:
 
 @dataclass
 class Stack:
-    """The distributed form this run started: where it listens and its two servers."""
+    """The distributed form this run started: where it listens and its servers."""
 
     port: int
     token: str | None
@@ -44,6 +44,8 @@ class Stack:
     slack_port: int = 0
     # The servers' environment (a benchmark that starts another process, e.g. beat).
     env: dict[str, str] = field(default_factory=dict)
+    # The worker of the schedules queue (schedules, eval runs), as compose starts it.
+    schedules_worker: Process | None = None
 
     def api(self, token: str | None = None, timeout: float = TIMEOUT) -> Api:
         return Api(self.port, token or self.token, timeout)

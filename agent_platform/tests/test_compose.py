@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sessions_app.queues import QueueKind, queue_name
+
 COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
 CADDYFILE = COMPOSE.parent / "deploy" / "Caddyfile"
 SECRETS = {
@@ -31,9 +33,12 @@ def compose(*args: str, **environ: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=COMPOSE.parent)
 
 
-def test_web_worker_and_beat_are_restarted_by_docker_when_they_exit():
+APP_SERVICES = ("web", "worker", "schedules-worker", "beat")
+
+
+def test_web_workers_and_beat_are_restarted_by_docker_when_they_exit():
     services = yaml.safe_load(COMPOSE.read_text())["services"]
-    policies = {name: services[name].get("restart") for name in ("web", "worker", "beat")}
+    policies = {name: services[name].get("restart") for name in APP_SERVICES}
     assert policies == dict.fromkeys(policies, "unless-stopped")
 
 
@@ -60,6 +65,17 @@ def test_the_worker_takes_its_pool_and_concurrency_from_settings():
     assert worker["environment"]["PLATFORM_TURN_CONCURRENCY"] == "${PLATFORM_TURN_CONCURRENCY:-100}"
 
 
+def test_schedules_and_eval_runs_have_a_worker_of_their_own_and_every_other_queue_the_worker():
+    """The turns' worker leaves out (-X) exactly the schedules queue, which the second
+    worker serves alone (-Q): between them every queue is served, none twice."""
+    schedules = queue_name("celery", QueueKind.SCHEDULES)
+    worker, scheduler = services()["worker"], services()["schedules-worker"]
+    assert worker["command"][-2:] == ["-X", schedules]
+    assert scheduler["command"] == [*worker["command"][:-2], "-Q", schedules]
+    assert scheduler["environment"] == worker["environment"]
+    assert scheduler["volumes"] == worker["volumes"]
+
+
 # The test profile: `docker compose --profile test run --rm tests` (docs/testing.md).
 
 TEST_SERVICES = {"tests", "test-postgres", "test-redis"}
@@ -78,6 +94,7 @@ def test_a_plain_up_starts_no_test_service_and_the_test_profile_holds_all_three(
         "migrate",
         "web",
         "worker",
+        "schedules-worker",
         "beat",
         "proxy",
     }
@@ -139,7 +156,7 @@ def test_one_migrate_runs_once_and_every_app_service_waits_for_it_to_succeed():
     migrate = services["migrate"]
     assert migrate["command"] == ["python", "manage.py", "migrate", "--noinput"]
     assert migrate["restart"] == "no"
-    for name in ("web", "worker", "beat"):
+    for name in APP_SERVICES:
         assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}, name
         assert "migrate" not in " ".join(services[name]["command"]), name
 
@@ -154,7 +171,7 @@ def test_web_publishes_no_port_so_it_scales_and_the_proxy_is_the_way_in():
 
 def test_the_agents_are_a_read_only_bind_mount_of_agents_dir():
     services = resolved()
-    for name in ("migrate", "web", "worker", "beat"):
+    for name in ("migrate", *APP_SERVICES):
         service = services[name]
         assert service["environment"]["AGENTS_DIR"] == "/agents", name
         assert "/srv/agents:/agents:ro" in service["volumes"], name

@@ -371,9 +371,9 @@ def test_compose_connects_as_the_app_role_and_migrates_as_the_owner():
 
     services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
     user = re.compile(r"postgres://([^:@]+)")
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "schedules-worker", "beat"):
         assert user.match(services[name]["environment"]["DATABASE_URL"])[1] == "agent_platform_app"  # type: ignore[index]
     owner = user.match(services["migrate"]["environment"]["DATABASE_MIGRATE_URL"])
     assert owner is not None and owner[1] == "${POSTGRES_USER"
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "schedules-worker", "beat"):
         assert "DATABASE_MIGRATE_URL" not in services[name]["environment"]
