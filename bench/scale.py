@@ -171,6 +171,9 @@ def bench_burst(stack: Stack, sessions: int, sleep: float) -> list[Row]:
 # ---------------------------------------------------------------- fairness
 
 
+PHASES = ("alone", "flooded")
+
+
 def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> list[Row]:
     """Tenant B's sequential new-session turns, first alone, then while tenant A's
     ``flooders`` clients each loop new session + one turn as fast as they can. B stops
@@ -178,8 +181,27 @@ def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> l
     if stack.other_token is None:
         raise BenchError("fairness: no second tenant")
     b = stack.api(stack.other_token)
+    # Controls, taken after each of B's turns: what the flood does to work that waits in
+    # no queue of the platform. ``/healthz`` (one query, no tenant) shares daphne, its
+    # threads and Postgres with the flood; a 1 ms sleep in this client measures how late
+    # its own thread wakes beside the flooding client's sixteen.
+    controls: dict[str, list[float]] = {f"{what} {phase}": [] for what in ("healthz", "wake") for phase in PHASES}
+
+    def control(phase: str) -> None:
+        sent = time.perf_counter()
+        b.expect(200, "GET", "/healthz")
+        controls[f"healthz {phase}"].append(ms(time.perf_counter() - sent))
+        slept = time.perf_counter()
+        time.sleep(0.001)
+        controls[f"wake {phase}"].append(ms(time.perf_counter() - slept - 0.001))
+
+    def b_turn(phase: str) -> TurnTiming:
+        timing = timed_turn(b, "hello", settle=True, agent=UNCAPPED)[0]
+        control(phase)
+        return timing
+
     try:
-        alone_timings = [timed_turn(b, "hello", settle=True, agent=UNCAPPED)[0] for _ in range(turns)]
+        alone_timings = [b_turn("alone") for _ in range(turns)]
         stop = threading.Event()
         flood: list[float] = []
         errors: list[BaseException] = []
@@ -208,7 +230,7 @@ def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> l
             while not errors and (
                 len(flooded_timings) < 3 or (len(flooded_timings) < turns and time.time() < b_began + seconds)
             ):
-                flooded_timings.append(timed_turn(b, "hello", settle=True, agent=UNCAPPED)[0])
+                flooded_timings.append(b_turn("flooded"))
             b_ended, flood_during = time.time(), len(flood) - flood_before
         finally:
             stop.set()
@@ -228,6 +250,17 @@ def bench_fairness(stack: Stack, turns: int, flooders: int, seconds: float) -> l
         Row("fairness: tenant B p50 flooded / alone", ratio, "ratio", 2, "lower"),
         Row("fairness: tenant A turns/s while flooding", flood_during / (b_ended - b_began), "turns/s"),
         Row("fairness: tenant A turn p50 while flooding", statistics.median(ms(x) for x in flood), "ms"),
+        Row("fairness: control: GET /healthz p50, alone", statistics.median(controls["healthz alone"]), "ms"),
+        Row("fairness: control: GET /healthz p50, A flooding", statistics.median(controls["healthz flooded"]), "ms"),
+        Row(
+            "fairness: control: GET /healthz p50 flooded / alone",
+            statistics.median(controls["healthz flooded"]) / statistics.median(controls["healthz alone"]),
+            "ratio",
+        ),
+        Row(
+            "fairness: control: this client's wake-up delay p50, alone", statistics.median(controls["wake alone"]), "ms"
+        ),
+        Row("fairness: control: its wake-up delay p50, A flooding", statistics.median(controls["wake flooded"]), "ms"),
         # Where tenant B's time went, alone and flooded: which process made it wait.
         *breakdown_rows("fairness: tenant B alone", alone_timings),
         *breakdown_rows("fairness: tenant B flooded", flooded_timings),
