@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +51,7 @@ from redis.exceptions import RedisError
 
 from agent_platform.auth import authenticate_websocket
 from agent_platform.daphne_limits import MAX_INBOUND_FRAME
+from agent_platform.handlers import running_slot
 from agent_platform.request_ids import HEADER, accepted_or_new, request_id
 from agent_platform.scopes import required_scopes
 from agents.events import TERMINAL_SESSION_EVENTS
@@ -254,7 +256,10 @@ class SessionStreamConsumer(AsyncWebsocketConsumer):
 
     async def _stream(self, session_id: str, slot: StreamSlot, start: int) -> None:
         try:
-            async with stream_quota.holding(slot), SessionFollower(session_id, start) as follower:
+            # Each read of the log takes a running place as its tenant's requests do (as the
+            # NDJSON stream's reads do): many streams of one tenant do not crowd out another's.
+            gate = functools.partial(running_slot, ("tenant", slot.tenant_id))
+            async with stream_quota.holding(slot), SessionFollower(session_id, start, gate=gate) as follower:
                 async for event in follower:
                     try:
                         await asyncio.wait_for(self._send_drained(record_json(event)), SEND_TIMEOUT)

@@ -9,6 +9,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from agent_platform import handlers
 from agent_platform.asgi import application
 from agent_platform.tests.factories import issue_token
 from agents.events import EventType
@@ -55,6 +56,28 @@ async def test_the_owner_gets_the_replay_then_live_events_in_order(alice):
     await database_sync_to_async(append_event)(session.id, EventType.MESSAGE_APPENDED, {"text": "live"})
     [live] = await receive_records(communicator, 1)
     assert (live["index"], live["data"]["text"], live["sessionId"]) == (3, "live", session.id)
+    await communicator.disconnect()
+
+
+async def test_each_read_takes_a_running_place_of_its_tenant_as_requests_do(alice, settings, monkeypatch):
+    # One place per tenant (2 places, a share of 0.5), and no step-aside within the test.
+    settings.PLATFORM = {
+        **settings.PLATFORM,
+        "REQUEST_RUNNING": 2,
+        "REQUEST_TENANT_SHARE": 0.5,
+        "REQUEST_STEP_ASIDE_SECONDS": 30.0,
+    }
+    monkeypatch.setattr(handlers, "_running_slots", None)
+    session = await session_with_events(alice, 2)
+    communicator = connect(session.id, await token_for(alice))
+    held = handlers.running_slot(("tenant", alice.tenant_id))  # the tenant's request, running
+    await held.__aenter__()
+    try:
+        assert (await communicator.connect())[0]
+        assert await communicator.receive_nothing(timeout=0.5)  # the replay waits for the place
+    finally:
+        await held.__aexit__(None, None, None)
+    assert [r["index"] for r in await receive_records(communicator, 2)] == [0, 1]
     await communicator.disconnect()
 
 
