@@ -3,9 +3,10 @@
     .venv/bin/python bench/web_hot_path.py [--n 200] [--warm-up 20] [--json OUT] [--compare OLD.json]
                                            [--py-spy OUT.txt] [--show-sql]
 
-Starts the distributed form on a fresh database (daphne, one Celery worker as compose
-starts it, on queues of its own, Redis at 127.0.0.1:6379, an agent ``fixed`` with the
-``test`` model), then runs N times, one after another:
+Starts the distributed form on a fresh database (daphne, one Celery worker serving every
+queue, with no pool flags as compose starts its workers, on queues of its own, Redis at
+127.0.0.1:6379, an agent ``fixed`` with the ``test`` model), then runs N times, one after
+another:
 
 - create+turn: ``POST /fixed/v1/session {"message": "hello"}`` (201), then the NDJSON
   stream from index 0 until that turn's ``turn.completed``;
