@@ -58,13 +58,21 @@ _request_slots: FairSlots | None = None
 _running_slots: FairSlots | None = None
 
 
+_TENANT = "tenant"
+
+
+def tenant_key(tenant_id: int) -> Hashable:
+    """Whom a tenant's requests and streams count for among the request and running slots."""
+    return (_TENANT, tenant_id)
+
+
 def whose_request(scope: dict[str, Any]) -> Hashable:
     """Whom a request counts for among the request slots: its token's tenant when known
     without reading the database; otherwise (a first request, a signed-in browser, a
     bad token) the address it came from."""
     tenant = remembered_tenant(scope)
     if tenant is not None:
-        return ("tenant", tenant)
+        return tenant_key(tenant)
     client = scope.get("client")
     return ("address", client[0] if client else None)
 
@@ -87,7 +95,7 @@ def running_slot(whose: Hashable) -> AbstractAsyncContextManager[None]:
     if _running_slots is None:
         running, share = platform_settings.REQUEST_RUNNING, platform_settings.REQUEST_TENANT_SHARE
         _running_slots = FairSlots(running, share, capped=True)
-    if not (isinstance(whose, tuple) and whose[0] == "tenant"):
+    if not (isinstance(whose, tuple) and whose[0] == _TENANT):
         # Of no known tenant (a signed-in browser, a token's first request): each counts
         # alone here. Behind a proxy they all come from one address, which must not hold
         # them to one at a time; the request slots already bound how many an address has in.

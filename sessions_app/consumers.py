@@ -51,7 +51,7 @@ from redis.exceptions import RedisError
 
 from agent_platform.auth import authenticate_websocket
 from agent_platform.daphne_limits import MAX_INBOUND_FRAME
-from agent_platform.handlers import running_slot
+from agent_platform.handlers import running_slot, tenant_key
 from agent_platform.request_ids import HEADER, accepted_or_new, request_id
 from agent_platform.scopes import required_scopes
 from agents.events import TERMINAL_SESSION_EVENTS
@@ -258,7 +258,7 @@ class SessionStreamConsumer(AsyncWebsocketConsumer):
         try:
             # Each read of the log takes a running place as its tenant's requests do (as the
             # NDJSON stream's reads do): many streams of one tenant do not crowd out another's.
-            gate = functools.partial(running_slot, ("tenant", slot.tenant_id))
+            gate = functools.partial(running_slot, tenant_key(slot.tenant_id))
             async with stream_quota.holding(slot), SessionFollower(session_id, start, gate=gate) as follower:
                 async for event in follower:
                     try:

@@ -11,11 +11,9 @@ request waits for the step-aside, not for the ten seconds.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,7 +24,7 @@ from django.db import connection
 from agent_platform import handlers
 from agent_platform.tests.daphne import Daphne, serve
 from agent_platform.tests.factories import PrincipalFactory, TenantFactory, issue_token
-from sessions_app.api.idempotency import PENDING
+from sessions_app.api.idempotency import PENDING, request_digest
 from sessions_app.models import IdempotencyRecord
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -50,12 +48,6 @@ def server(live_agents_dir, tmp_path_factory, transactional_db) -> Iterator[Daph
     yield from serve(tmp_path_factory, env)
 
 
-def _digest(method: str, path: str, body: dict[str, Any]) -> str:
-    """As the platform digests a request for its idempotency key (``sessions_app.api.idempotency``)."""
-    text = json.dumps(body, sort_keys=True, default=str)
-    return hashlib.sha256(f"{method} {path}\n{text}".encode()).hexdigest()
-
-
 def test_another_tenants_request_goes_in_beside_a_waiting_one_and_the_tenants_own_waits_for_its_step_aside(
     server,
 ):
@@ -63,7 +55,7 @@ def test_another_tenants_request_goes_in_beside_a_waiting_one_and_the_tenants_ow
     mallory = PrincipalFactory(tenant=TenantFactory(slug="umbrella"), name="mallory")
     # A first attempt that never finishes: a retry with its key waits for it.
     IdempotencyRecord.objects.create(
-        principal=alice, key="held", request_hash=_digest("POST", START, BODY), status_code=PENDING, response={}
+        principal=alice, key="held", request_hash=request_digest("POST", START, BODY), status_code=PENDING, response={}
     )
     tokens = {"alice": issue_token(alice), "mallory": issue_token(mallory)}
     finished: list[str] = []
@@ -103,7 +95,7 @@ def test_requests_of_no_known_tenant_are_not_held_to_one_at_a_time_by_their_addr
     settings.PLATFORM = {**settings.PLATFORM, "REQUEST_RUNNING": 2, "REQUEST_TENANT_SHARE": 0.5}
     monkeypatch.setattr(handlers, "_running_slots", None)
 
-    async def entered_at_once(whose: tuple[str, Any]) -> int:
+    async def entered_at_once(whose: Hashable) -> int:
         first, second = handlers.running_slot(whose), handlers.running_slot(whose)
         await first.__aenter__()
         try:
@@ -115,4 +107,4 @@ def test_requests_of_no_known_tenant_are_not_held_to_one_at_a_time_by_their_addr
 
     assert asyncio.run(entered_at_once(("address", "10.0.0.1"))) == 2
     monkeypatch.setattr(handlers, "_running_slots", None)
-    assert asyncio.run(entered_at_once(("tenant", 1))) == 1  # a tenant's share: one at a time
+    assert asyncio.run(entered_at_once(handlers.tenant_key(1))) == 1  # a tenant's share: one at a time

@@ -7,6 +7,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from drf_spectacular.utils import OpenApiParameter
@@ -34,9 +35,14 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 )
 
 
+def request_digest(method: str, path: str, data: Any) -> str:
+    """What a retry with the same key must repeat: the method, the path and the body."""
+    body = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(f"{method} {path}\n{body}".encode()).hexdigest()
+
+
 def _digest(request: Request) -> str:
-    body = json.dumps(request.data, sort_keys=True, default=str)
-    return hashlib.sha256(f"{request.method} {request.path}\n{body}".encode()).hexdigest()
+    return request_digest(str(request.method), request.path, request.data)
 
 
 def idempotent(request: Request, answer: Callable[[], Response]) -> Response:

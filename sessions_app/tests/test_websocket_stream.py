@@ -70,7 +70,7 @@ async def test_each_read_takes_a_running_place_of_its_tenant_as_requests_do(alic
     monkeypatch.setattr(handlers, "_running_slots", None)
     session = await session_with_events(alice, 2)
     communicator = connect(session.id, await token_for(alice))
-    held = handlers.running_slot(("tenant", alice.tenant_id))  # the tenant's request, running
+    held = handlers.running_slot(handlers.tenant_key(alice.tenant_id))  # the tenant's request, running
     await held.__aenter__()
     try:
         assert (await communicator.connect())[0]
