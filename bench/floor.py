@@ -9,21 +9,28 @@ as ``web_hot_path.py --pin`` (servers on CPU 0, this client on CPU 1), so that t
 platform's CPU per turn can be read against them:
 
 - one request to daphne serving a bare ASGI callable, Django with no middleware, Django
-  with the platform's middleware, that as a DRF view, and Django inserting and committing
-  one row: the server's CPU per request (``/proc``) and the p50 as a client sees it;
+  with the platform's middleware, that as a DRF view, Django inserting and committing
+  one row, and Django reading one row by its key: the server's CPU per request
+  (``/proc``) and the p50 as a client sees it;
 - one Celery task that does nothing (``bench/floor_celery.py``, the platform's Celery
   settings): the publisher's CPU per ``apply_async`` and the worker's CPU per task;
-- Postgres's CPU per committed insert (its backends' CPU during the commit pass).
+- Postgres's CPU per committed insert and per read (its backends' CPU during those passes);
+- one Redis command as the platform sends them (redis-py: a doorbell's ``PUBLISH``, the
+  open-streams count's ``EVALSHA`` and ``ZREM``): the client's CPU and redis-server's.
 
 Sums them into the floor of a turn of the peer benchmark (two requests to DRF views
 through the middleware, one of them committing, a publish, a task, three more commits in the worker:
-the claim, the turn's events, its end) and prints it: a lower bound, since it leaves out
-every read. Redis at 127.0.0.1:6379, Postgres at 127.0.0.1:5432 (user postgres).
+the claim, the turn's events, its end), a lower bound that leaves out every read; then
+adds what every follow-up turn must read and say through Redis whatever the code
+(``READS_PER_TURN``, ``REDIS_COMMANDS_PER_TURN``): the floor a turn of any platform on
+Django, Celery and a durable log stands on. Redis at 127.0.0.1:6379, Postgres at
+127.0.0.1:5432 (user postgres).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -52,8 +59,16 @@ from harness import (
 from meters import BackendCpu
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
-APPS = ("raw", "django", "django-middleware", "drf", "django-commit")
-PATHS = {"drf": "/drf", "django-commit": "/commit"}
+APPS = ("raw", "django", "django-middleware", "drf", "django-commit", "django-read")
+PATHS = {"drf": "/drf", "django-commit": "/commit", "django-read": "/read"}
+# What one follow-up turn must read, whatever the implementation: each request finds its
+# session (the POST, the stream); the POST admits the turn under the tenant's caps (its
+# tenant row locked, then its running turns counted); the stream reads the log; the
+# worker reads the conversation so far and, settling the session, locks its row.
+READS_PER_TURN = 7
+# And what it must say through Redis: the stream takes its place in the tenant's
+# open-streams count and gives it back, and the worker rings the session's doorbell.
+REDIS_COMMANDS_PER_TURN = 3
 
 
 def _env(database: str, queue: str) -> dict[str, str]:
@@ -82,7 +97,7 @@ def _requests(processes: Processes, env: dict[str, str], app: str, n: int, datab
         api = Api(port, None)
         for _ in range(100):
             api.call("POST", path, {"m": "hello"})
-        backends = BackendCpu(database) if app == "django-commit" else None
+        backends = BackendCpu(database) if app in ("django-commit", "django-read") else None
         if backends is not None:
             backends.start()
         latencies = []
@@ -100,7 +115,7 @@ def _requests(processes: Processes, env: dict[str, str], app: str, n: int, datab
         }
         if backends is not None:
             backends.stop()
-            found["Postgres CPU ms/commit"] = backends.seconds * 1000 / n
+            found[f"Postgres CPU ms/{'commit' if app == 'django-commit' else 'read'}"] = backends.seconds * 1000 / n
         api.close()
         return found
     finally:
@@ -139,6 +154,49 @@ def _tasks(processes: Processes, env: dict[str, str], count: int) -> dict[str, f
         counter.delete(DONE_KEY)
 
 
+def _redis_server_pid() -> int:
+    """The redis-server listening on Redis's port here."""
+    import psutil
+
+    for process in psutil.process_iter(["name"]):
+        if process.info["name"] == "redis-server":
+            with contextlib.suppress(psutil.Error):
+                if any(conn.laddr.port == 6379 for conn in process.net_connections(kind="tcp")):
+                    return int(process.pid)
+    raise BenchError("no redis-server listens on 6379")
+
+
+def _redis_commands(count: int) -> dict[str, float]:
+    """A Redis command as the platform sends them (redis-py, one round trip): this
+    process's CPU (redis-py's side, as a server process spends it) and redis-server's,
+    for the doorbell's PUBLISH and the open-streams count's EVALSHA and ZREM."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    take = client.register_script("redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2]) return 1")
+    key = f"bench-floor:{uuid.uuid4().hex[:8]}"
+    server = _redis_server_pid()
+    commands = (
+        lambda n: client.publish(f"{key}:bell", n),
+        lambda n: take(keys=[key], args=[n, n]),
+        lambda n: client.zrem(key, n),
+    )
+    for command in commands:
+        for n in range(100):
+            command(n)
+    client_before, server_before = time.process_time(), cpu_seconds(server)
+    for n in range(count):
+        for command in commands:
+            command(n)
+    spent = len(commands) * count
+    found = {
+        "Redis: client CPU ms/command": (time.process_time() - client_before) * 1000 / spent,
+        "Redis: server CPU ms/command": (cpu_seconds(server) - server_before) * 1000 / spent,
+    }
+    client.delete(key)
+    return found
+
+
 def _wait_count(counter: Any, key: str, target: int, worker: Any, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while int(counter.get(key) or 0) < target:
@@ -164,6 +222,20 @@ def floor_of_a_turn(found: dict[str, float]) -> float:
     )
 
 
+def floor_with_reads(found: dict[str, float]) -> float:
+    """``floor_of_a_turn`` and what a turn must read (``READS_PER_TURN`` reads: Django's
+    side and Postgres's) and say through Redis (``REDIS_COMMANDS_PER_TURN`` commands:
+    both sides): the least a follow-up turn can cost with Django, Celery and durable
+    events, whatever the platform's own code does."""
+    read = found["django-read: daphne CPU ms/request"] - found["django: daphne CPU ms/request"]
+    redis_command = found["Redis: client CPU ms/command"] + found["Redis: server CPU ms/command"]
+    return (
+        floor_of_a_turn(found)
+        + READS_PER_TURN * (read + found["Postgres CPU ms/read"])
+        + REDIS_COMMANDS_PER_TURN * redis_command
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=500, help="requests timed per application")
@@ -178,6 +250,7 @@ def main() -> int:
 
     with psycopg.connect(f"postgres://postgres@127.0.0.1:5432/{database}", autocommit=True) as conn:
         conn.execute("CREATE TABLE bench_floor_rows (id bigserial PRIMARY KEY, data text)")
+        conn.execute("INSERT INTO bench_floor_rows (data) VALUES ('the row django-read reads')")
     env = _env(database, queue)
     found: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
@@ -186,10 +259,13 @@ def main() -> int:
             for app in APPS:
                 found.update(_requests(processes, env, app, args.n, database))
             found.update(_tasks(processes, env, args.tasks))
+            found.update(_redis_commands(args.n * 4))
         finally:
             processes.stop_all()
             drop_database(database)
     found["floor of a turn: CPU ms (sum)"] = floor_of_a_turn(found)
+    with_reads = f"floor with {READS_PER_TURN} reads, {REDIS_COMMANDS_PER_TURN} Redis commands: CPU ms"
+    found[with_reads] = floor_with_reads(found)
     width = max(map(len, found))
     print(f"\n{'measure':<{width}}  value")
     for name, value in found.items():

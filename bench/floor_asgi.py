@@ -4,7 +4,8 @@
 - ``django``: Django's ASGI handler with no middleware and a plain view;
 - ``django-middleware``: the same view behind the platform's whole ``MIDDLEWARE``;
 - ``drf``: that, as a DRF ``APIView`` with no authentication or permission classes;
-- ``django-commit``: no middleware, a view that inserts one row and commits (a durable write).
+- ``django-commit``: no middleware, a view that inserts one row and commits (a durable write);
+- ``django-read``: no middleware, a view that reads one row by its primary key.
 
 Not the platform: what any request or write costs below it on this stack.
 """

@@ -1,5 +1,6 @@
 """The views of ``bench/floor_asgi.py``: a plain answer, the same as a DRF view (no
-authentication or permission classes: DRF's own machinery), and one durable insert."""
+authentication or permission classes: DRF's own machinery), one durable insert, and one
+read of a row by its key."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ def commit(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"ok": True})
 
 
+@csrf_exempt
+def read(request: HttpRequest) -> JsonResponse:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, data FROM {TABLE} WHERE id = %s", [1])  # noqa: S608 - a constant
+        row = cursor.fetchone()
+    return JsonResponse({"ok": row is not None})
+
+
 class Bare(APIView):
     authentication_classes = ()
     permission_classes = ()
@@ -34,4 +43,4 @@ class Bare(APIView):
         return Response({"ok": True, "n": len(request.body)})
 
 
-urlpatterns = [path("bare", bare), path("drf", Bare.as_view()), path("commit", commit)]
+urlpatterns = [path("bare", bare), path("drf", Bare.as_view()), path("commit", commit), path("read", read)]
