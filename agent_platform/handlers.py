@@ -17,7 +17,9 @@ earlier ones, and another tenant's request goes in beside them. Of those, only
 ``REQUEST_RUNNING`` run at a time, by the same share (the event streams' reads take the
 same places): threads beyond that only share the one interpreter lock, and a newcomer's
 request would wait for each of them at every step of its own. One still running after
-``REQUEST_STEP_ASIDE_SECONDS`` is waiting on something, and gives its place back.
+``REQUEST_STEP_ASIDE_SECONDS`` is waiting on something, and gives its place back; one
+that knows it is about to wait for another request gives it back at once
+(``waiting_on_another_request``).
 
 A streamed response (an event stream) keeps no thread either: its database connection
 is given back before it starts streaming, and the bit of synchronous work left at its
@@ -27,6 +29,8 @@ very end (closing it) is another trip to the same threads.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
@@ -86,7 +90,7 @@ def request_slots() -> FairSlots:
     return _request_slots
 
 
-def running_slot(whose: Hashable) -> AbstractAsyncContextManager[None]:
+def running_slot(whose: Hashable) -> AbstractAsyncContextManager[Callable[[], None]]:
     """A place among the process's running slots (``PLATFORM["REQUEST_RUNNING"]``), for
     a request's synchronous part or a stream's read: how many run at once, tenants in
     turn. One still running after ``REQUEST_STEP_ASIDE_SECONDS`` is waiting on
@@ -101,6 +105,22 @@ def running_slot(whose: Hashable) -> AbstractAsyncContextManager[None]:
         # them to one at a time; the request slots already bound how many an address has in.
         whose = object()
     return _running_slots.slot(whose, platform_settings.REQUEST_STEP_ASIDE_SECONDS)
+
+
+# What gives the current request's running place back, from its thread (None outside one).
+_give_back_running_place: contextvars.ContextVar[Callable[[], object] | None] = contextvars.ContextVar(
+    "give_back_running_place", default=None
+)
+
+
+def waiting_on_another_request() -> None:
+    """Called from a request's synchronous part that is about to wait for another
+    request (an idempotent retry for its first attempt's answer): its running place goes
+    to the next request now, not after ``REQUEST_STEP_ASIDE_SECONDS``. Nothing outside a
+    request."""
+    give_back = _give_back_running_place.get()
+    if give_back is not None:
+        give_back()
 
 
 def release_request_thread() -> None:
@@ -161,7 +181,11 @@ class StreamingASGIHandler(ASGIHandler):
             # let in, a few run at once (more would only share one interpreter lock, and a
             # newcomer's request would wait for each of them at every step), tenants in turn.
             whose = whose_request(scope)
-            async with request_slots().slot(whose), running_slot(whose):
+            loop = asyncio.get_running_loop()
+            async with request_slots().slot(whose), running_slot(whose) as give_back:
+                # Copied into the request thread's context (on_request_thread), for
+                # waiting_on_another_request; the slots belong to this loop.
+                _give_back_running_place.set(functools.partial(loop.call_soon_threadsafe, give_back))
                 response = await on_request_thread(self.respond, request, scope)
             if response.streaming:
                 release_request_thread()

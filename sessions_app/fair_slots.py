@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, OrderedDict, deque
-from collections.abc import AsyncIterator, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import asynccontextmanager
 
 _NOBODY = object()  # no waiting tenant may take a slot (None is a tenant: one not known yet)
@@ -41,10 +41,12 @@ class FairSlots:
         self._waiting: OrderedDict[Hashable, deque[asyncio.Future[None]]] = OrderedDict()
 
     @asynccontextmanager
-    async def slot(self, tenant: Hashable, step_aside: float | None = None) -> AsyncIterator[None]:
+    async def slot(self, tenant: Hashable, step_aside: float | None = None) -> AsyncIterator[Callable[[], None]]:
         """A slot while inside. With ``step_aside`` (seconds), work still inside after
         that long gives its slot back and goes on without one: for slots that bound the
-        work running at once, where work that takes that long is waiting on something."""
+        work running at once, where work that takes that long is waiting on something.
+        Yields what gives the slot back at once (on this loop; harmless more than once),
+        for work that knows it is about to wait."""
         await self.acquire(tenant)
         held = True
 
@@ -56,7 +58,7 @@ class FairSlots:
 
         timer = asyncio.get_running_loop().call_later(step_aside, give_back) if step_aside is not None else None
         try:
-            yield
+            yield give_back
         finally:
             if timer is not None:
                 timer.cancel()

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from agent_platform.auth import caller
 from agent_platform.errors import ApiError
+from agent_platform.handlers import waiting_on_another_request
 from sessions_app.models import IdempotencyRecord
 
 HEADER = "Idempotency-Key"
@@ -89,4 +90,5 @@ def _replay(principal_id: int, key: str, digest: str) -> Response:
             return Response(record.response, status=record.status_code)
         if time.monotonic() > deadline:
             raise ApiError(409, "idempotency_conflict", "The first request with this key is still running.")
+        waiting_on_another_request()  # the tenant's next requests need not wait for this one
         time.sleep(0.05)
