@@ -53,6 +53,10 @@ def agent_folders(root: Path | None = None) -> dict[str, Path]:
 def _inside_agents_dir(folder: Path) -> bool:
     """Whether ``folder`` really is in AGENTS_DIR: a symlink there that leads out, say to
     a session workspace, is never imported (``agents.models.path_problem``)."""
+    if folder.parent == agents_dir() and is_valid_slug(folder.name) and not folder.is_symlink():
+        # A slug names one level and no link: it resolves inside, as AGENTS_DIR does.
+        # (Every request on a folder's agent asks; resolving both paths is a dozen lstats.)
+        return True
     problem = path_problem(folder)
     if problem is not None:
         logger.warning("agent folder %s is not served: %s", folder, problem)
