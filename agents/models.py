@@ -61,6 +61,12 @@ def real_path(path: str | Path) -> Path | None:
 def path_problem(path: str | Path) -> str | None:
     """Why an agent row may not point at ``path``, or None: it must resolve, symlinks
     followed, to a folder strictly inside ``AGENTS_DIR``."""
+    path = Path(path)
+    if path.parent == agents_dir() and is_valid_slug(path.name) and not path.is_symlink():
+        # A slug is one plain name (no "/", no ".."): a folder so named that is no symlink
+        # resolves to AGENTS_DIR's own real path and that name, inside it. Every request
+        # on a folder's agent asks, and resolving both paths costs a dozen lstats.
+        return None
     root, real = real_path(agents_dir()), real_path(path)
     if real is None or root is None:
         return f"path {str(path)[:200]!r} is not a usable folder name"

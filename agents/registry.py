@@ -53,11 +53,6 @@ def agent_folders(root: Path | None = None) -> dict[str, Path]:
 def _inside_agents_dir(folder: Path) -> bool:
     """Whether ``folder`` really is in AGENTS_DIR: a symlink there that leads out, say to
     a session workspace, is never imported (``agents.models.path_problem``)."""
-    if folder.parent == agents_dir() and is_valid_slug(folder.name) and not folder.is_symlink():
-        # A slug is one plain name (no "/", no ".."): a folder so named that is no symlink
-        # resolves to AGENTS_DIR's own real path and that name, inside it. Every request
-        # on a folder's agent asks, and resolving both paths costs a dozen lstats.
-        return True
     problem = path_problem(folder)
     if problem is not None:
         logger.warning("agent folder %s is not served: %s", folder, problem)
